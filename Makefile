@@ -1,0 +1,71 @@
+# Madeira — the two commands a user needs are `make run` and `make test`.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+BENCH_BUILD?= build-bench
+JOBS       ?= $(shell nproc)
+CMAKE_GEN  := -G Ninja
+
+.PHONY: deps deps-test build run test unit asan integration fuzz fuzz-short bench clean format
+
+deps:
+	@bash scripts/install-deps.sh
+
+deps-test:
+	@bash scripts/install-deps.sh --test
+	@python3 -c 'import pytest' 2>/dev/null || python3 -m pip install -q pytest
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target madeira
+	@ln -sf $(BUILD)/compile_commands.json compile_commands.json
+
+run: build
+	$(BUILD)/madeira serve --listen 127.0.0.1:8080 --data-dir ./data
+
+# Everything: unit + conformance tests, the same under ASan+UBSan, integration tests
+# against the real binary, and a short fuzz run when clang is present.
+test: deps-test $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+	@ln -sf $(BUILD)/compile_commands.json compile_commands.json
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) asan
+	$(MAKE) fuzz-short
+	$(MAKE) integration
+
+unit: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+asan:
+	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DMADEIRA_SANITIZE=ON
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target core_test store_test engine_test
+	for t in core_test store_test engine_test; do $(ASAN_BUILD)/$$t --gtest_brief=1 || exit 1; done
+
+integration: build
+	MADEIRA_BIN=$(abspath $(BUILD)/madeira) python3 -m pytest -q tests/integration
+
+$(FUZZ_BUILD)/build.ninja:
+	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DMADEIRA_FUZZ=ON -DMADEIRA_TESTS=OFF
+
+fuzz: $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target envelope_fuzz
+	$(FUZZ_BUILD)/envelope_fuzz -max_total_time=$${FUZZ_SECONDS:-300} fuzz/corpus/envelope
+
+fuzz-short:
+	@if command -v clang++-14 >/dev/null; then $(MAKE) fuzz FUZZ_SECONDS=20; \
+	 else echo "clang++-14 not found: skipping the fuzz run"; fi
+
+bench: deps
+	cmake -S . -B $(BENCH_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DMADEIRA_BENCH=ON -DMADEIRA_TESTS=OFF
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target madeira madeira_bench
+	$(BENCH_BUILD)/madeira_bench --madeira $(BENCH_BUILD)/madeira
+
+format:
+	git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(BENCH_BUILD)

@@ -1,0 +1,200 @@
+// The Store: what the engine needs remembered, each operation atomic in every backend.
+// The engine decides (retry policy, fencing rules, validation); a store only remembers and
+// applies. Operations are asynchronous: the callback runs on a store thread, exactly once.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/retry_policy.h"
+#include "core/task.h"
+
+namespace madeira::store {
+
+using core::Millis;
+using core::Result;
+
+template <typename T>
+using Callback = std::function<void(Result<T>)>;
+
+struct Unit {};  // the value of an operation that returns nothing
+
+enum class SubmitKind { kCreated, kDuplicate, kConflict };
+
+struct SubmitOutcome {
+  SubmitKind kind = SubmitKind::kCreated;
+  std::string task_id;
+  core::TaskStatus status = core::TaskStatus::kPending;  // for a duplicate: the stored status
+};
+
+struct LeaseRequest {
+  std::string worker_id;
+  std::vector<std::string> queues;
+  // task_type -> payload versions handled; empty map = every type and version.
+  std::map<std::string, std::vector<int>> task_types;
+  int max_tasks = 1;
+  std::optional<Millis> lease_ms;  // default and upper bound: the task's timeout_ms
+  Millis now = 0;
+  Millis idempotency_ttl = 24 * 3600 * 1000;
+};
+
+struct Lease {
+  std::string lease_id;   // opaque; a new one for every attempt
+  int64_t fencing_token;  // grows with every lease of the same task
+  Millis deadline = 0;
+  core::Task task;        // status running, attempts = this attempt's number
+};
+
+struct LeaseBatch {
+  std::vector<Lease> leases;
+  // Tasks completed as succeeded + deduplicated (their idempotency_key already succeeded).
+  std::vector<std::string> deduplicated;
+};
+
+// Detail of a finished attempt beyond its outcome (webhook deliveries fill these).
+struct AttemptDetail {
+  std::optional<int> http_status;
+  std::optional<std::string> response_excerpt;
+};
+
+struct AckRequest {
+  std::string lease_id;
+  std::optional<std::string> result;  // JSON value
+  Millis now = 0;
+  Millis idempotency_ttl = 24 * 3600 * 1000;
+  AttemptDetail detail;
+};
+
+// What a finished attempt did, for metrics and wake-ups.
+struct AttemptReport {
+  core::Task task;  // the task after the transition
+  Millis attempt_started_at = 0;
+  core::RetryDecision decision;  // for failures
+};
+
+// The engine's retry policy, run by the store inside its atomic section so that the
+// decision and the transition cannot interleave with another process's.
+using RetryDecider = std::function<core::RetryDecision(
+    const core::Task& task, const core::Failure& failure, int fast_in_flight_for_type)>;
+
+struct FailRequest {
+  std::string lease_id;
+  core::Failure failure;
+  Millis now = 0;
+  AttemptDetail detail;
+};
+
+struct ExtendRequest {
+  std::string lease_id;
+  Millis extend_ms = 0;
+  Millis now = 0;
+};
+
+// Which dead tasks a bulk operation touches: explicit ids, or a filter (all fields optional).
+struct DeadFilter {
+  std::optional<std::string> queue;
+  std::optional<std::string> task_type;
+  std::optional<Millis> since;  // died at or after
+};
+struct DeadSelector {
+  std::vector<std::string> task_ids;  // used when non-empty
+  DeadFilter filter;
+};
+
+struct ReplayEdits {
+  std::optional<std::string> payload;  // validated by the engine before the store sees it
+  std::optional<int> payload_version;
+  std::optional<int> max_retries;
+};
+
+// Run inside the replay's atomic section: may refuse one task (e.g. the edited payload fails
+// the schema of its type). A refused task stays dead; a single-task replay returns the error.
+using ReplayCheck = std::function<Result<Unit>(const core::Task& task, const ReplayEdits& edits)>;
+
+struct SearchQuery {
+  std::optional<core::TaskStatus> status;
+  std::optional<std::string> queue;
+  std::optional<std::string> task_type;
+  std::optional<std::string> trace_id;
+  std::optional<Millis> dead_since;  // with status dead: died at or after
+  int limit = 50;
+  std::optional<int64_t> cursor;  // seq to continue below (newest first)
+};
+
+struct SearchPage {
+  std::vector<core::Task> tasks;
+  std::optional<int64_t> next_cursor;
+};
+
+struct DepthRow {
+  std::string queue;
+  core::TaskStatus state;
+  int64_t count = 0;
+};
+
+struct SchemaRecord {
+  std::string task_type;
+  int version = 1;
+  std::string schema;  // JSON text
+  Millis created_at = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Inserts each task unless its task_id exists: same content_hash -> kDuplicate, else
+  // kConflict. Status is scheduled when schedule_time > now, else pending. Durable before
+  // the callback runs.
+  virtual void Submit(std::vector<core::TaskSpec> tasks, Millis now,
+                      Callback<std::vector<SubmitOutcome>> done) = 0;
+
+  // Leases up to max_tasks pending tasks of the queues: priority DESC, then ready time, then
+  // submit order. A task whose idempotency_key has a running sibling is skipped; one whose key
+  // succeeded within the ttl is completed as succeeded + deduplicated instead.
+  virtual void Lease(LeaseRequest request, Callback<LeaseBatch> done) = 0;
+
+  // kLeaseLost unless lease_id is the task's current lease and the task is running.
+  virtual void Ack(AckRequest request, Callback<AttemptReport> done) = 0;
+  virtual void Fail(FailRequest request, RetryDecider decide, Callback<AttemptReport> done) = 0;
+  // New deadline = min(now + extend_ms, attempt start + timeout_ms).
+  virtual void Extend(ExtendRequest request, Callback<Millis> done) = 0;
+
+  // Every running task whose lease deadline <= now fails with outcome lease_expired.
+  virtual void ExpireLeases(Millis now, RetryDecider decide,
+                            Callback<std::vector<AttemptReport>> done) = 0;
+  // scheduled/retrying tasks due at or before now become pending; returns their queues
+  // (a queue once per task made ready).
+  virtual void PromoteDue(Millis now, Callback<std::vector<std::string>> done) = 0;
+  // The earliest due time of a scheduled/retrying task or lease deadline; empty if none.
+  virtual void NextWakeup(Callback<std::optional<Millis>> done) = 0;
+
+  // scheduled/pending/retrying/dead -> cancelled. running -> kTaskRunning; succeeded or
+  // cancelled -> kTaskTerminal; unknown -> kNotFound.
+  virtual void Cancel(std::string task_id, Millis now, Callback<core::Task> done) = 0;
+  // dead -> pending with retry_count 0 and the edits applied; the attempt log is kept.
+  // Single id that is not dead -> kTaskNotDead. Returns the replayed tasks.
+  virtual void Replay(DeadSelector selector, ReplayEdits edits, ReplayCheck check, Millis now,
+                      Callback<std::vector<core::Task>> done) = 0;
+  virtual void CancelDead(DeadSelector selector, Millis now, Callback<int64_t> done) = 0;
+
+  virtual void Get(std::string task_id, Callback<core::Task> done) = 0;
+  virtual void Attempts(std::string task_id, Callback<std::vector<core::Attempt>> done) = 0;
+  virtual void Search(SearchQuery query, Callback<SearchPage> done) = 0;
+  virtual void Depths(Callback<std::vector<DepthRow>> done) = 0;
+
+  virtual void PutSchema(SchemaRecord schema, Callback<Unit> done) = 0;
+  virtual void GetSchema(std::string task_type, int version, Callback<SchemaRecord> done) = 0;
+  virtual void ListSchemas(Callback<std::vector<SchemaRecord>> done) = 0;
+
+  // Readiness: the backend answers.
+  virtual void Ping(Callback<Unit> done) = 0;
+  // Finishes queued work, flushes, and stops the store's threads. Idempotent.
+  virtual void Close() = 0;
+};
+
+}  // namespace madeira::store
