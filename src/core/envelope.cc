@@ -1,0 +1,287 @@
+#include "core/envelope.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/time.h"
+
+namespace madeira::core {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::array<std::string_view, 12> kKnownFields = {
+    "task_id",    "task_type",   "queue",       "payload_version", "payload",  "schedule_time",
+    "timeout_ms", "max_retries", "retry_count", "priority",        "trace_id", "idempotency_key"};
+constexpr std::array<std::string_view, 3> kRequiredFields = {"task_type", "payload_version",
+                                                             "payload"};
+
+constexpr size_t kMaxNameLength = 128;
+constexpr size_t kMaxTaskIdLength = 128;
+constexpr size_t kMaxTraceIdLength = 128;
+constexpr size_t kMaxIdempotencyKeyLength = 200;
+
+Error InvalidField(std::string_view field, std::string_view rule) {
+  return MakeError(ErrorCode::kInvalidField, std::string(field) + " " + std::string(rule),
+                   std::string(field));
+}
+
+// An integer field in [lo, hi]. Floats such as 3.0 are refused: the envelope is strict, and
+// what a producer's JSON library writes as 3.0 is a sign it is not the type we document.
+Result<int64_t> IntegerField(const json::object& obj, std::string_view name, int64_t lo, int64_t hi,
+                             int64_t default_value) {
+  const json::value* v = obj.if_contains(name);
+  if (v == nullptr) return default_value;
+  const std::string rule =
+      "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  if (!v->is_int64()) return InvalidField(name, rule);  // a uint64 is beyond every range
+  const int64_t n = v->get_int64();
+  if (n < lo || n > hi) return InvalidField(name, rule);
+  return n;
+}
+
+// Counts code points; the text came through Boost.JSON, so it is valid UTF-8.
+size_t Utf8Length(std::string_view s) {
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+// trace_id travels in log lines and the X-Trace-Id header, so only visible ASCII.
+bool IsValidTraceId(std::string_view s) {
+  return !s.empty() && s.size() <= kMaxTraceIdLength &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+Millis SaturatingAdd(Millis a, Millis b) {
+  Millis sum;
+  if (__builtin_add_overflow(a, b, &sum)) return std::numeric_limits<Millis>::max();
+  return sum;
+}
+
+std::string Sha256Hex(std::string_view data) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("EVP_Digest(sha256) failed");  // only if OpenSSL is broken
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(length * 2);
+  for (unsigned int i = 0; i < length; ++i) {
+    out.push_back(kHex[digest[i] >> 4]);
+    out.push_back(kHex[digest[i] & 0xf]);
+  }
+  return out;
+}
+
+void AppendCanonical(const json::value& v, std::string& out) {
+  if (const json::object* obj = v.if_object()) {
+    std::vector<const json::key_value_pair*> members;
+    members.reserve(obj->size());
+    for (const auto& kv : *obj) members.push_back(&kv);
+    std::sort(members.begin(), members.end(),
+              [](const auto* a, const auto* b) { return a->key() < b->key(); });
+    out.push_back('{');
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      out += json::serialize(members[i]->key());
+      out.push_back(':');
+      AppendCanonical(members[i]->value(), out);
+    }
+    out.push_back('}');
+  } else if (const json::array* arr = v.if_array()) {
+    out.push_back('[');
+    for (size_t i = 0; i < arr->size(); ++i) {
+      if (i > 0) out.push_back(',');
+      AppendCanonical((*arr)[i], out);
+    }
+    out.push_back(']');
+  } else {
+    out += json::serialize(v);
+  }
+}
+
+}  // namespace
+
+Result<json::value> ParseJson(std::string_view text) {
+  json::parse_options options;
+  options.max_depth = kMaxJsonDepth;
+  boost::system::error_code ec;
+  json::value v = json::parse(json::string_view(text.data(), text.size()), ec, {}, options);
+  if (ec) return MakeError(ErrorCode::kInvalidJson, "the body is not valid JSON: " + ec.message());
+  return v;
+}
+
+bool IsValidName(std::string_view s) {
+  if (s.empty() || s.size() > kMaxNameLength) return false;
+  auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!lower_or_digit(s[0])) return false;
+  return std::all_of(s.begin() + 1, s.end(),
+                     [&](char c) { return lower_or_digit(c) || c == '_' || c == '.' || c == '-'; });
+}
+
+bool IsValidTaskId(std::string_view s) {
+  if (s.empty() || s.size() > kMaxTaskIdLength) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == ':' || c == '-';
+  });
+}
+
+int JsonDepth(const json::value& v) {
+  int deepest_child = 0;
+  if (const json::object* obj = v.if_object()) {
+    for (const auto& kv : *obj) deepest_child = std::max(deepest_child, JsonDepth(kv.value()));
+    return deepest_child + 1;
+  }
+  if (const json::array* arr = v.if_array()) {
+    for (const auto& item : *arr) deepest_child = std::max(deepest_child, JsonDepth(item));
+    return deepest_child + 1;
+  }
+  return 0;
+}
+
+std::string CanonicalJson(const json::value& v) {
+  std::string out;
+  AppendCanonical(v, out);
+  return out;
+}
+
+Result<TaskSpec> ParseEnvelope(const json::value& envelope, const EnvelopeLimits& limits,
+                               Millis now, Random& random) {
+  const json::object* obj = envelope.if_object();
+  if (obj == nullptr) {
+    return MakeError(ErrorCode::kInvalidJson, "a task envelope must be a JSON object");
+  }
+  for (const auto& kv : *obj) {
+    if (std::find(kKnownFields.begin(), kKnownFields.end(), kv.key()) == kKnownFields.end()) {
+      return MakeError(ErrorCode::kUnknownField, "unknown field \"" + std::string(kv.key()) + "\"",
+                       std::string(kv.key()));
+    }
+  }
+  for (std::string_view name : kRequiredFields) {
+    if (!obj->contains(name)) {
+      return MakeError(ErrorCode::kMissingField, std::string(name) + " is required",
+                       std::string(name));
+    }
+  }
+
+  TaskSpec spec;
+  // What the producer sent, normalised, is what content_hash covers: server-made fields
+  // (task_id, trace_id, schedule_time when absent) stay out so a resubmit hashes the same.
+  json::object sent = *obj;
+
+  if (const json::value* v = obj->if_contains("task_id")) {
+    if (!v->is_string() || !IsValidTaskId(v->get_string())) {
+      return InvalidField("task_id", "must be 1-128 characters of [A-Za-z0-9._:-]");
+    }
+    spec.task_id = v->get_string();
+  } else {
+    spec.task_id = MakeUuidV7(now, random);
+  }
+
+  const json::value& task_type = obj->at("task_type");
+  if (!task_type.is_string() || !IsValidName(task_type.get_string())) {
+    return InvalidField("task_type", "must match ^[a-z0-9][a-z0-9_.-]{0,127}$");
+  }
+  spec.task_type = task_type.get_string();
+
+  if (const json::value* v = obj->if_contains("queue")) {
+    if (!v->is_string() || !IsValidName(v->get_string())) {
+      return InvalidField("queue", "must match ^[a-z0-9][a-z0-9_.-]{0,127}$");
+    }
+    spec.queue = v->get_string();
+  }
+
+  auto version = IntegerField(*obj, "payload_version", 1, std::numeric_limits<int32_t>::max(), 1);
+  if (!version) return version.error();
+  spec.payload_version = static_cast<int>(*version);
+
+  const json::value& payload = obj->at("payload");
+  if (!payload.is_object()) return InvalidField("payload", "must be a JSON object");
+  if (JsonDepth(payload) > limits.max_depth) {
+    return MakeError(ErrorCode::kPayloadTooDeep,
+                     "payload nests deeper than " + std::to_string(limits.max_depth) +
+                         " levels (the payload object itself is level 1)",
+                     "payload");
+  }
+  spec.payload = json::serialize(payload);
+  if (spec.payload.size() > limits.max_payload_bytes) {
+    return MakeError(ErrorCode::kPayloadTooLarge,
+                     "payload is " + std::to_string(spec.payload.size()) + " bytes; the limit is " +
+                         std::to_string(limits.max_payload_bytes),
+                     "payload");
+  }
+
+  spec.schedule_time = now;
+  if (const json::value* v = obj->if_contains("schedule_time")) {
+    if (!v->is_string()) {
+      return MakeError(ErrorCode::kInvalidScheduleTime,
+                       "schedule_time must be an RFC 3339 string with a zone offset, e.g. "
+                       "\"2025-09-11T12:45:00+08:00\"",
+                       "schedule_time");
+    }
+    auto at = ParseRfc3339(v->get_string(), "schedule_time");
+    if (!at) return at.error();
+    if (*at > SaturatingAdd(now, limits.max_delay)) {
+      return MakeError(
+          ErrorCode::kScheduleTooFar,
+          "schedule_time is more than " + std::to_string(limits.max_delay) + " ms ahead",
+          "schedule_time");
+    }
+    spec.schedule_time = std::max(*at, now);
+    // The same instant written in another zone is the same content.
+    sent["schedule_time"] = FormatRfc3339(*at);
+  }
+
+  auto timeout = IntegerField(*obj, "timeout_ms", 100, 86'400'000, kDefaultTimeoutMs);
+  if (!timeout) return timeout.error();
+  spec.timeout_ms = *timeout;
+
+  auto max_retries = IntegerField(*obj, "max_retries", 0, 100, kDefaultMaxRetries);
+  if (!max_retries) return max_retries.error();
+  spec.max_retries = static_cast<int>(*max_retries);
+
+  // Server-owned: a client may only echo 0, which says nothing, so it stays out of the hash.
+  auto retry_count = IntegerField(*obj, "retry_count", 0, 0, 0);
+  if (!retry_count) return InvalidField("retry_count", "is server-owned; send 0 or omit it");
+  sent.erase("retry_count");
+
+  auto priority = IntegerField(*obj, "priority", 0, 1000, kDefaultPriority);
+  if (!priority) return priority.error();
+  spec.priority = static_cast<int>(*priority);
+
+  if (const json::value* v = obj->if_contains("trace_id")) {
+    if (!v->is_string() || !IsValidTraceId(v->get_string())) {
+      return InvalidField("trace_id", "must be 1-128 visible ASCII characters");
+    }
+    spec.trace_id = v->get_string();
+  } else {
+    spec.trace_id = MakeToken(random);
+  }
+
+  if (const json::value* v = obj->if_contains("idempotency_key")) {
+    if (!v->is_string() || v->get_string().empty() ||
+        Utf8Length(v->get_string()) > kMaxIdempotencyKeyLength) {
+      return InvalidField("idempotency_key", "must be a string of 1-200 characters");
+    }
+    spec.idempotency_key = std::string(v->get_string());
+  }
+
+  spec.content_hash = Sha256Hex(CanonicalJson(sent));
+  return spec;
+}
+
+}  // namespace madeira::core
