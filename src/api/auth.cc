@@ -1,0 +1,60 @@
+#include "api/auth.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include <cctype>
+
+namespace madeira::api {
+
+Authenticator::Authenticator(std::vector<ApiToken> tokens) {
+  for (ApiToken& t : tokens) {
+    Known k{std::move(t.sha256_hex), 0};
+    for (char& c : k.sha256_hex) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (Scope s : t.scopes) k.scopes |= ScopeBit(s);
+    tokens_.push_back(std::move(k));
+  }
+}
+
+std::string Sha256Hex(std::string_view text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * len);
+  for (unsigned int i = 0; i < len; ++i) {
+    const unsigned char b = digest[i];
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+core::Result<void> Authenticator::Check(std::string_view authorization, ScopeMask allowed) const {
+  if (!enabled() || allowed == kPublic) return {};
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.size() <= kBearer.size() ||
+      authorization.substr(0, kBearer.size()) != kBearer) {
+    return core::MakeError(core::ErrorCode::kUnauthorized, "a bearer token is required");
+  }
+  const std::string presented = Sha256Hex(authorization.substr(kBearer.size()));
+  // Every configured hash is compared, so the time taken does not tell which one matched.
+  ScopeMask scopes = 0;
+  bool known = false;
+  for (const Known& k : tokens_) {
+    if (k.sha256_hex.size() == presented.size() &&
+        CRYPTO_memcmp(k.sha256_hex.data(), presented.data(), presented.size()) == 0) {
+      known = true;
+      scopes |= k.scopes;
+    }
+  }
+  if (!known) return core::MakeError(core::ErrorCode::kUnauthorized, "unknown token");
+  if ((scopes & (allowed | kAdminOnly)) == 0) {
+    return core::MakeError(core::ErrorCode::kForbidden,
+                           "the token lacks the scope this route needs");
+  }
+  return {};
+}
+
+}  // namespace madeira::api

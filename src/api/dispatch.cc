@@ -1,0 +1,143 @@
+#include "api/dispatch.h"
+
+#include <boost/url/parse.hpp>
+#include <exception>
+#include <string>
+
+#include "api/error_table.h"
+#include "core/log.h"
+
+namespace madeira::api {
+
+using core::ErrorCode;
+using core::MakeError;
+
+namespace {
+
+constexpr std::string_view kUnmatchedRoute = "unmatched";
+
+Handler HandlerFor(RouteId id) {
+  switch (id) {
+    case RouteId::kSubmit:
+      return &HandleSubmit;
+    case RouteId::kSubmitBatch:
+      return &HandleSubmitBatch;
+    case RouteId::kGetTask:
+      return &HandleGetTask;
+    case RouteId::kTaskAttempts:
+      return &HandleTaskAttempts;
+    case RouteId::kSearchTasks:
+      return &HandleSearchTasks;
+    case RouteId::kCancelTask:
+      return &HandleCancelTask;
+    case RouteId::kReplayTask:
+      return &HandleReplayTask;
+    case RouteId::kLease:
+      return &HandleLease;
+    case RouteId::kAckBatch:
+      return &HandleAckBatch;
+    case RouteId::kAck:
+      return &HandleAck;
+    case RouteId::kFail:
+      return &HandleFail;
+    case RouteId::kExtend:
+      return &HandleExtend;
+    case RouteId::kHeartbeat:
+      return &HandleHeartbeat;
+    case RouteId::kListDead:
+      return &HandleListDead;
+    case RouteId::kReplayDead:
+      return &HandleReplayDead;
+    case RouteId::kCancelDead:
+      return &HandleCancelDead;
+    case RouteId::kListSchemas:
+      return &HandleListSchemas;
+    case RouteId::kPutSchema:
+      return &HandlePutSchema;
+    case RouteId::kGetSchema:
+      return &HandleGetSchema;
+    case RouteId::kMetrics:
+      return &HandleMetrics;
+    case RouteId::kHealthz:
+      return &HandleHealthz;
+    case RouteId::kReadyz:
+      return &HandleReadyz;
+  }
+  return nullptr;
+}
+
+// Splits the target into decoded path segments and query parameters (Boost.URL, so
+// percent-decoding and malformed targets are handled by a well-kept parser).
+core::Result<std::vector<std::string>> ParseTarget(const std::string& target, QueryParams& query) {
+  auto url = boost::urls::parse_origin_form(target);
+  if (!url) return MakeError(ErrorCode::kInvalidField, "malformed request target", "target");
+  std::vector<std::string> segments;
+  for (auto segment : url->segments()) segments.emplace_back(segment);
+  for (auto param : url->params()) query.emplace_back(param.key, param.value);
+  return segments;
+}
+
+}  // namespace
+
+void DescribeMetrics(core::Metrics& m) {
+  m.Describe("madeira_tasks_submitted_total", "counter", "Tasks accepted, by queue and type.");
+  m.Describe("madeira_queue_depth", "gauge", "Tasks per queue and state.");
+  m.Describe("madeira_dispatch_latency_seconds", "histogram", "Ready to leased.");
+  m.Describe("madeira_task_duration_seconds", "histogram", "Attempt duration by outcome.");
+  m.Describe("madeira_task_outcomes_total", "counter", "Finished attempts by outcome.");
+  m.Describe("madeira_retries_total", "counter", "Retries by tier (fast, backoff).");
+  m.Describe("madeira_dead_letters_total", "counter", "Tasks that became dead.");
+  m.Describe("madeira_worker_last_seen_timestamp_seconds", "gauge", "Last worker heartbeat.");
+  m.Describe("madeira_http_requests_total", "counter", "HTTP requests by route and status.");
+}
+
+Dispatcher::Dispatcher(engine::Engine& engine, core::Metrics& metrics, const ApiConfig& config)
+    : ctx_{engine, metrics}, router_(AllRoutes()), auth_(config.tokens) {
+  DescribeMetrics(metrics);
+}
+
+void Dispatcher::Record(std::string_view route, unsigned status) {
+  ctx_.metrics.Inc("madeira_http_requests_total",
+                   {{"route", std::string(route)}, {"code", std::to_string(status)}});
+}
+
+boost::asio::awaitable<Response> Dispatcher::Handle(Request request) {
+  std::string_view route_label = kUnmatchedRoute;
+  Response response;
+  auto segments = ParseTarget(request.target, request.query);
+  if (!segments) {
+    response = ErrorResponse(segments.error());
+  } else {
+    RouteMatch match = router_.Match(request.method, *segments);
+    if (match.kind == RouteMatch::Kind::kNotFound) {
+      response = ErrorResponse(MakeError(ErrorCode::kNotFound, "no such route"));
+    } else if (match.kind == RouteMatch::Kind::kMethodNotAllowed) {
+      response = ErrorResponse(
+          MakeError(ErrorCode::kMethodNotAllowed, request.method + " is not allowed here"));
+      response.headers.emplace_back("Allow", match.allow);
+    } else {
+      route_label = match.route->pattern;
+      request.params = std::move(match.params);
+      if (auto allowed = auth_.Check(request.authorization, match.route->scopes); !allowed) {
+        response = ErrorResponse(allowed.error());
+      } else {
+        try {
+          response = co_await HandlerFor(match.route->id)(ctx_, request);
+        } catch (const std::exception& e) {
+          response = ErrorResponse(MakeError(ErrorCode::kInternal, e.what()));
+        }
+      }
+    }
+  }
+  Record(route_label, response.status);
+  if (response.status >= 500) {
+    core::Log(core::LogLevel::kError, "request failed",
+              {{"method", request.method},
+               {"route", route_label},
+               {"status", std::to_string(response.status)},
+               {"detail", response.log_detail}});
+  }
+  co_return response;
+}
+
+}  // namespace madeira::api

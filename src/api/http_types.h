@@ -1,0 +1,35 @@
+// The request and response as the routes see them: plain values, no Beast types, so route
+// files and tests stay cheap to compile.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace madeira::api {
+
+using QueryParams = std::vector<std::pair<std::string, std::string>>;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct Request {
+  std::string method;         // "GET", "POST", ...
+  std::string target;         // raw request target, e.g. "/v1/tasks?limit=5"
+  std::string authorization;  // the Authorization header, empty if absent
+  std::string body;
+  std::vector<std::string> params;  // {id} segments of the matched pattern, in order
+  QueryParams query;                // decoded query parameters, in order
+};
+
+struct Response {
+  unsigned status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  Headers headers;         // extra headers: Allow, Retry-After
+  std::string log_detail;  // why a 5xx happened; logged, never sent
+};
+
+// A JSON response with the value serialised compactly.
+Response JsonResponse(unsigned status, const boost::json::value& body);
+
+}  // namespace madeira::api
