@@ -42,8 +42,8 @@ struct LeaseParams {
   std::string worker_id;
   std::vector<std::string> queues;
   std::map<std::string, std::vector<int>> task_types;
-  int max_tasks = 1;        // 1..100
-  Millis wait_ms = 0;       // 0..30000
+  int max_tasks = 1;   // 1..100
+  Millis wait_ms = 0;  // 0..30000
   std::optional<Millis> lease_ms;
 };
 
@@ -92,8 +92,7 @@ class Engine {
 
   void Cancel(std::string task_id, Callback<core::Task> done);
   void Replay(std::string task_id, store::ReplayEdits edits, Callback<core::Task> done);
-  void ReplayDead(store::DeadSelector selector, store::ReplayEdits edits,
-                  Callback<int64_t> done);
+  void ReplayDead(store::DeadSelector selector, store::ReplayEdits edits, Callback<int64_t> done);
   void CancelDead(store::DeadSelector selector, Callback<int64_t> done);
 
   void Get(std::string task_id, Callback<core::Task> done);

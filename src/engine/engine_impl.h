@@ -1,0 +1,98 @@
+// Engine::Impl, shared by the engine_*.cc files: each file holds one concern of the
+// dispatcher (submit and leases, failures and timers, dead letters and schemas).
+#pragma once
+
+#include <atomic>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <set>
+
+#include "engine/engine.h"
+#include "engine/engine_metrics.h"
+#include "engine/lease_waiters.h"
+
+namespace madeira::engine {
+
+namespace asio = boost::asio;
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+class Engine::Impl : public std::enable_shared_from_this<Impl> {
+ public:
+  Impl(asio::any_io_executor executor, store::Store& store, const core::Clock& clock,
+       core::Random& random, core::Metrics& metrics, const EngineConfig& config)
+      : strand_(asio::make_strand(executor)),
+        store_(store),
+        clock_(clock),
+        random_(random),
+        metrics_(metrics),
+        config_(config),
+        waiters_(executor),
+        timer_(strand_) {
+    metric::DescribeTaskMetrics(metrics_);
+  }
+
+  void Start(Callback<Unit> done);
+
+  void Stop() {
+    stopped_ = true;
+    waiters_.Stop();
+    asio::post(strand_, [self = shared_from_this()] { self->timer_.cancel(); });
+  }
+
+  void Submit(std::vector<boost::json::value> envelopes,
+              Callback<std::vector<Result<store::SubmitOutcome>>> done);
+  void Lease(LeaseParams params, Callback<std::vector<store::Lease>> done) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(params.wait_ms);
+    TryLease(std::make_shared<const LeaseParams>(std::move(params)), deadline, std::move(done));
+  }
+  void Ack(std::string lease_id, std::optional<std::string> result, Callback<Unit> done);
+  void Fail(FailParams params, Callback<FailResult> done);
+  void Replay(store::DeadSelector selector, store::ReplayEdits edits,
+              Callback<std::vector<core::Task>> done);
+  void PutSchema(std::string task_type, int version, boost::json::value schema,
+                 Callback<Unit> done);
+  void RefreshGauges(Callback<Unit> done);
+  void RunDueWork(Callback<Unit> done);
+  void Heartbeat(const WorkerHeartbeat& hb) {
+    metrics_.Set(metric::kWorkerLastSeen, {{"worker_id", hb.worker_id}, {"language", hb.language}},
+                 static_cast<double>(clock_.Now()) / 1000.0);
+  }
+
+  store::Store& store() { return store_; }
+  Millis Now() const { return clock_.Now(); }
+
+ private:
+  void TryLease(std::shared_ptr<const LeaseParams> params, SteadyTime deadline,
+                Callback<std::vector<store::Lease>> done);
+  void OnLeased(const std::vector<store::Lease>& leases, Millis now);
+  void OnAttemptFailed(const store::AttemptReport& report, Millis now,
+                       core::AttemptOutcome outcome);
+  store::RetryDecider MakeDecider(Millis now);
+  const core::RetryPolicy& PolicyFor(const core::Task& task) const;
+  void WakeQueue(const std::string& queue, int count = 1) { waiters_.Wake({{queue, count}}); }
+  // Makes sure the timer fires no later than `due`.
+  void ArmNoLaterThan(Millis due);
+  void OnTimer();
+
+  asio::strand<asio::any_io_executor> strand_;
+  store::Store& store_;
+  const core::Clock& clock_;
+  core::Random& random_;
+  core::Metrics& metrics_;
+  const EngineConfig& config_;
+  SchemaRegistry schemas_;
+  LeaseWaiters waiters_;
+  std::atomic<bool> stopped_{false};
+
+  asio::steady_timer timer_;  // touched only on strand_
+  std::mutex timer_mu_;
+  Millis armed_for_ = std::numeric_limits<Millis>::max();
+
+  std::mutex gauges_mu_;
+  std::set<core::Labels> depth_series_;  // reset to 0 when a queue/state empties
+};
+
+}  // namespace madeira::engine

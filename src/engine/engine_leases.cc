@@ -1,0 +1,173 @@
+// Submit and hand out: validation, schemas, leases, long-polls, acks.
+#include <algorithm>
+#include <boost/asio/post.hpp>
+
+#include "core/log.h"
+#include "engine/engine_impl.h"
+
+namespace madeira::engine {
+
+using core::ErrorCode;
+using core::MakeError;
+using core::Task;
+using core::TaskStatus;
+
+void Engine::Impl::Start(Callback<Unit> done) {
+  store_.ListSchemas(
+      [self = shared_from_this(), done](Result<std::vector<store::SchemaRecord>> schemas) {
+        if (!schemas) return done(schemas.error());
+        for (const auto& record : *schemas) {
+          auto json = core::ParseJson(record.schema);
+          if (!json || !self->schemas_.Put(record.task_type, record.version, *json)) {
+            core::Log(core::LogLevel::kError, "stored schema no longer compiles",
+                      {{"task_type", record.task_type}});
+          }
+        }
+        self->RunDueWork(done);
+      });
+}
+
+// ---- submit ----
+
+void Engine::Impl::Submit(std::vector<boost::json::value> envelopes,
+                          Callback<std::vector<Result<store::SubmitOutcome>>> done) {
+  const Millis now = clock_.Now();
+  using Slot = std::optional<Result<store::SubmitOutcome>>;
+  auto slots = std::make_shared<std::vector<Slot>>(envelopes.size());
+  std::vector<core::TaskSpec> specs;
+  std::vector<size_t> positions;
+  for (size_t i = 0; i < envelopes.size(); ++i) {
+    auto spec = core::ParseEnvelope(envelopes[i], config_.limits, now, random_);
+    if (!spec) {
+      (*slots)[i] = spec.error();
+      continue;
+    }
+    const auto& payload = envelopes[i].as_object().at("payload");
+    if (auto valid = schemas_.Validate(spec->task_type, spec->payload_version, payload); !valid) {
+      (*slots)[i] = valid.error();
+      continue;
+    }
+    specs.push_back(std::move(*spec));
+    positions.push_back(i);
+  }
+  auto finish = [slots, done] {
+    std::vector<Result<store::SubmitOutcome>> out;
+    out.reserve(slots->size());
+    for (auto& slot : *slots) out.push_back(std::move(*slot));
+    done(std::move(out));
+  };
+  if (specs.empty()) return finish();
+
+  struct Meta {
+    std::string queue, task_type;
+    Millis due;
+  };
+  std::vector<Meta> meta;
+  meta.reserve(specs.size());
+  for (const auto& s : specs) meta.push_back({s.queue, s.task_type, s.schedule_time});
+
+  store_.Submit(
+      std::move(specs), now,
+      [self = shared_from_this(), slots, positions = std::move(positions), meta = std::move(meta),
+       now, finish](Result<std::vector<store::SubmitOutcome>> outcomes) {
+        std::map<std::string, int> ready;
+        Millis earliest = std::numeric_limits<Millis>::max();
+        for (size_t k = 0; k < positions.size(); ++k) {
+          auto& slot = (*slots)[positions[k]];
+          if (!outcomes) {
+            slot = outcomes.error();
+            continue;
+          }
+          const auto& outcome = (*outcomes)[k];
+          if (outcome.kind == store::SubmitKind::kConflict) {
+            slot = MakeError(ErrorCode::kTaskIdConflict,
+                             "a task with this task_id exists with different content", "task_id");
+            continue;
+          }
+          slot = outcome;
+          if (outcome.kind != store::SubmitKind::kCreated) continue;
+          self->metrics_.Inc(metric::kSubmitted,
+                             {{"queue", meta[k].queue}, {"task_type", meta[k].task_type}});
+          if (meta[k].due > now) {
+            earliest = std::min(earliest, meta[k].due);
+          } else {
+            ++ready[meta[k].queue];
+          }
+        }
+        if (!ready.empty()) self->waiters_.Wake(ready);
+        if (earliest != std::numeric_limits<Millis>::max()) self->ArmNoLaterThan(earliest);
+        finish();
+      });
+}
+
+// ---- leases ----
+
+void Engine::Impl::TryLease(std::shared_ptr<const LeaseParams> params, SteadyTime deadline,
+                            Callback<std::vector<store::Lease>> done) {
+  const uint64_t generation = waiters_.Generation();
+  store::LeaseRequest request;
+  request.worker_id = params->worker_id;
+  request.queues = params->queues;
+  request.task_types = params->task_types;
+  request.max_tasks = params->max_tasks;
+  request.lease_ms = params->lease_ms;
+  request.now = clock_.Now();
+  request.idempotency_ttl = config_.idempotency_ttl;
+  store_.Lease(std::move(request), [self = shared_from_this(), params, deadline, generation,
+                                    done](Result<store::LeaseBatch> batch) {
+    if (!batch) return done(batch.error());
+    if (!batch->leases.empty()) {
+      self->OnLeased(batch->leases, self->clock_.Now());
+      return done(std::move(batch->leases));
+    }
+    auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero() || self->stopped_) {
+      return done(std::vector<store::Lease>{});
+    }
+    bool parked =
+        self->waiters_.Park(generation, params->queues, !params->task_types.empty(),
+                            params->max_tasks, left, [self, params, deadline, done](bool woken) {
+                              if (!woken) return done(std::vector<store::Lease>{});
+                              self->TryLease(params, deadline, done);
+                            });
+    // Work became ready while the store answered: ask again now instead of parking.
+    if (!parked) self->TryLease(params, deadline, done);
+  });
+}
+
+void Engine::Impl::OnLeased(const std::vector<store::Lease>& leases, Millis now) {
+  Millis earliest_deadline = std::numeric_limits<Millis>::max();
+  for (const auto& lease : leases) {
+    earliest_deadline = std::min(earliest_deadline, lease.deadline);
+    if (lease.task.next_attempt_at) {
+      metrics_.Observe(
+          metric::kDispatchLatency, {},
+          static_cast<double>(std::max<Millis>(0, now - *lease.task.next_attempt_at)) / 1000.0);
+    }
+  }
+  ArmNoLaterThan(earliest_deadline);
+}
+
+void Engine::Impl::Ack(std::string lease_id, std::optional<std::string> result,
+                       Callback<Unit> done) {
+  store::AckRequest request;
+  request.lease_id = std::move(lease_id);
+  request.result = std::move(result);
+  request.now = clock_.Now();
+  request.idempotency_ttl = config_.idempotency_ttl;
+  store_.Ack(std::move(request), [self = shared_from_this(), now = request.now,
+                                  done](Result<store::AttemptReport> report) {
+    if (!report) return done(report.error());
+    const auto& spec = report->task.spec;
+    self->metrics_.Inc(metric::kOutcomes,
+                       {{"task_type", spec.task_type}, {"outcome", "succeeded"}});
+    self->metrics_.Observe(metric::kTaskDuration,
+                           {{"task_type", spec.task_type}, {"outcome", "succeeded"}},
+                           static_cast<double>(now - report->attempt_started_at) / 1000.0);
+    // Siblings with the same idempotency_key may now complete as deduplicated.
+    if (spec.idempotency_key) self->WakeQueue(spec.queue);
+    done(Unit{});
+  });
+}
+
+}  // namespace madeira::engine
