@@ -1,0 +1,83 @@
+#include "store/sqlite/commit_queue.h"
+
+namespace madeira::store::sqlite {
+
+CommitQueue::CommitQueue(Db& db, TaskCounters& counters)
+    : db_(db), counters_(counters), thread_([this] { Loop(); }) {}
+
+std::unique_ptr<StoreOp> CommitQueue::Push(std::unique_ptr<StoreOp> op) {
+  {
+    std::lock_guard lock(mu_);
+    if (closing_) return op;
+    queue_.push_back(std::move(op));
+  }
+  cv_.notify_one();
+  return nullptr;
+}
+
+void CommitQueue::Close() {
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+  }
+  cv_.notify_one();
+  if (!thread_.joinable()) return;
+  if (thread_.get_id() == std::this_thread::get_id()) {
+    thread_.detach();  // closed from a callback: Loop exits after this batch
+    return;
+  }
+  thread_.join();
+}
+
+void CommitQueue::Loop() {
+  std::vector<std::unique_ptr<StoreOp>> batch;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // closing and drained
+      batch.swap(queue_);
+    }
+    RunBatch(batch);
+    batch.clear();
+  }
+}
+
+void CommitQueue::RunBatch(std::vector<std::unique_ptr<StoreOp>>& ops) {
+  try {
+    db_.Prepare("BEGIN IMMEDIATE").Run();
+    for (auto& op : ops) {
+      if (!op->writes()) {
+        op->Run();
+        continue;
+      }
+      db_.Prepare("SAVEPOINT op").Run();
+      counters_.BeginOp();
+      if (op->Run()) {
+        db_.Prepare("RELEASE op").Run();
+        counters_.CommitOp();
+      } else {
+        db_.Prepare("ROLLBACK TO op").Run();
+        db_.Prepare("RELEASE op").Run();
+        counters_.RollbackOp();
+      }
+    }
+    counters_.Flush(db_);
+    db_.Prepare("COMMIT").Run();
+  } catch (const DbError& e) {
+    // Nothing of this batch is durable: every operation in it fails, and the in-memory counts
+    // are re-read from what the file holds.
+    try {
+      if (db_.InTransaction()) db_.Exec("ROLLBACK");
+      counters_.Load(db_);
+    } catch (const DbError&) {
+      // The connection is unusable; later batches will fail the same way and say so.
+    }
+    core::Error error =
+        core::MakeError(core::ErrorCode::kUnavailable, std::string("sqlite store: ") + e.what());
+    for (auto& op : ops) op->Abort(error);
+  }
+  for (auto& op : ops) op->Deliver();
+}
+
+}  // namespace madeira::store::sqlite

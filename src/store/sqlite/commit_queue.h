@@ -1,0 +1,62 @@
+// Group commit: operations queued from any thread run on the one store thread, many per
+// transaction, and their callbacks run after the COMMIT that made them durable.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "store/sqlite/counters.h"
+#include "store/sqlite/db.h"
+
+namespace madeira::store::sqlite {
+
+// One queued operation: runs inside the batch transaction, then delivers its result.
+class StoreOp {
+ public:
+  explicit StoreOp(bool writes) : writes_(writes) {}
+  virtual ~StoreOp() = default;
+  // Runs the operation and keeps its result; false when the result is an error (so the
+  // operation's writes are rolled back to its savepoint).
+  virtual bool Run() = 0;
+  // Replaces the result: the batch's transaction could not commit.
+  virtual void Abort(const core::Error& error) = 0;
+  // Invokes the callback with the result.
+  virtual void Deliver() = 0;
+  // Read-only operations skip the savepoint.
+  bool writes() const { return writes_; }
+
+ private:
+  bool writes_;
+};
+
+class CommitQueue {
+ public:
+  CommitQueue(Db& db, TaskCounters& counters);
+  ~CommitQueue() { Close(); }
+  CommitQueue(const CommitQueue&) = delete;
+  CommitQueue& operator=(const CommitQueue&) = delete;
+
+  // Queues the operation; hands it back when the queue is closed.
+  std::unique_ptr<StoreOp> Push(std::unique_ptr<StoreOp> op);
+  // Runs what is queued, then stops the thread. Idempotent. Called from a callback (on the
+  // store thread) it only stops taking new work; the owner's destructor joins.
+  void Close();
+
+ private:
+  void Loop();
+  void RunBatch(std::vector<std::unique_ptr<StoreOp>>& ops);
+
+  Db& db_;
+  TaskCounters& counters_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<StoreOp>> queue_;
+  bool closing_ = false;
+  std::thread thread_;
+};
+
+}  // namespace madeira::store::sqlite

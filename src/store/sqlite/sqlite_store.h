@@ -1,0 +1,36 @@
+// The embedded store: one SQLite file, <data_dir>/madeira.db, in WAL mode with
+// synchronous=FULL.
+//
+// One store thread owns the connection. Every operation is queued to it; the thread takes all
+// that is queued, runs it in one transaction (each operation inside its own savepoint, so one
+// failing operation does not undo the others) and commits — group commit, one fsync per batch.
+// Callbacks run on the store thread, after the COMMIT that made their changes durable, in the
+// order the operations were queued. A callback must not block waiting for another store
+// operation (that would deadlock the store thread); post the work elsewhere instead.
+//
+// After Close() (or destruction) every new operation is answered kUnavailable at once, on the
+// calling thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/error.h"
+#include "store/store.h"
+
+namespace madeira::store {
+
+struct SqliteOptions {
+  // SQLite page cache. The ready queue is walked through its index, so a modest cache serves a
+  // million pending tasks; raise it for large search workloads.
+  int64_t cache_kib = 32 * 1024;
+};
+
+// Opens (creating the directory and the file when missing, migrating an older schema) the store
+// at <data_dir>/madeira.db and starts its thread. kUnavailable when the file cannot be opened
+// or was written by a newer Madeira.
+core::Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& data_dir,
+                                                     SqliteOptions options = {});
+
+}  // namespace madeira::store
