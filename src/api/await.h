@@ -21,21 +21,35 @@ template <class T>
 using StartFn = std::function<void(store::Callback<T>)>;
 
 // Runs `start` with a callback and suspends until that callback is called.
-template <class T>
-boost::asio::awaitable<core::Result<T>> Await(StartFn<T> start) {
-  auto executor = co_await boost::asio::this_coro::executor;
-  co_return co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&,
-                                                 void(core::Result<T>)>(
-      [executor](auto handler, StartFn<T> start_op) {
-        // The completion handler is move-only; std::function needs a copyable callable.
-        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-        start_op([shared, executor](core::Result<T> result) {
-          boost::asio::post(executor, [shared, result = std::move(result)]() mutable {
-            (*shared)(std::move(result));
-          });
-        });
-      },
-      boost::asio::use_awaitable, std::move(start));
+//
+// Nothing in the co_await expression below may own a resource: gcc 12 can destroy
+// temporaries of a co_await full-expression twice. An initiation lambda that captured the
+// executor released the connection's strand twice that way (heap-use-after-free under ASan).
+// So the lambda captures nothing, `start` is taken by reference (no owning std::function
+// temporary in the caller's co_await) and passed on by pointer, and the executor is taken
+// from the handler inside. Callers pass lambdas that capture by reference only.
+template <class T, class Start>
+boost::asio::awaitable<core::Result<T>> Await(Start&& start) {
+  StartFn<T> start_fn(std::ref(start));
+  core::Result<T> result =
+      co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&,
+                                           void(core::Result<T>)>(
+          [](auto handler, StartFn<T>* start_op) {
+            auto executor = boost::asio::get_associated_executor(handler);
+            // The completion handler is move-only; std::function needs a copyable callable.
+            auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+            (*start_op)([shared, executor](core::Result<T> r) {
+              boost::asio::post(executor, [shared, r = std::move(r)]() mutable {
+                // Move the handler out and run it here: it owns the coroutine's stack, which must
+                // live and die on this thread, not wherever the last copy of `shared` is dropped
+                // (the store thread still holds one).
+                auto h = std::move(*shared);
+                std::move(h)(std::move(r));
+              });
+            });
+          },
+          boost::asio::use_awaitable, &start_fn);
+  co_return result;
 }
 
 // Starts n operations at once (so a batch shares the store's group commit) and suspends
@@ -44,7 +58,7 @@ template <class T>
 boost::asio::awaitable<std::vector<core::Result<T>>> AwaitAll(
     size_t n, std::function<void(size_t, store::Callback<T>)> start) {
   using All = std::vector<core::Result<T>>;
-  core::Result<All> all = co_await Await<All>([n, start](store::Callback<All> done) {
+  auto gather = [n, &start](store::Callback<All> done) {
     struct Gather {
       std::mutex mu;
       All results;
@@ -65,7 +79,8 @@ boost::asio::awaitable<std::vector<core::Result<T>>> AwaitAll(
         g->done(std::move(g->results));
       });
     }
-  });
+  };
+  core::Result<All> all = co_await Await<All>(gather);
   co_return std::move(*all);
 }
 

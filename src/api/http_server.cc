@@ -2,6 +2,7 @@
 // graceful stop. Everything after parsing is Dispatcher's.
 #include "api/http_server.h"
 
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -61,13 +62,32 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   void Stop();
 
  private:
-  // Touched only on the connection's strand.
+  using Strand = asio::strand<asio::io_context::executor_type>;
+  using Clock = std::chrono::steady_clock;
+
+  // Touched only on the connection's strand. Read/write timeouts come from a watchdog timer
+  // rather than beast::basic_stream's own: with Boost 1.81, basic_stream's timeout handler
+  // released the connection strand twice (a heap-use-after-free that ASan showed every few
+  // dozen requests).
   struct Connection {
-    explicit Connection(tcp::socket socket) : stream(std::move(socket)) {}
-    beast::tcp_stream stream;
+    explicit Connection(const Strand& strand) : socket(strand), watchdog(strand) {}
+    asio::basic_stream_socket<tcp, Strand> socket;
+    asio::basic_waitable_timer<Clock, asio::wait_traits<Clock>, Strand> watchdog;
+    Clock::time_point deadline = Clock::time_point::max();
     bool idle = true;  // waiting for the next request, so Stop may close it
+
+    // The socket is closed if the current read or write is not done by then.
+    void ArmDeadline(std::chrono::milliseconds timeout) {
+      deadline = Clock::now() + timeout;
+      if (watchdog.expiry() > deadline) watchdog.cancel();  // the watchdog re-reads deadline
+    }
+    void DisarmDeadline() { deadline = Clock::time_point::max(); }
   };
 
+  static asio::awaitable<void> Watchdog(std::shared_ptr<Connection> conn);
+  // Half-closes and drains what the client still sends, so the answer written just before
+  // (413, 431, 400) is not discarded by a TCP reset.
+  static asio::awaitable<void> LingeringClose(Connection& conn);
   asio::awaitable<void> Accept(std::shared_ptr<Impl> self);
   asio::awaitable<void> Serve(std::shared_ptr<Impl> self, std::shared_ptr<Connection> conn);
   asio::awaitable<bool> Write(Connection& conn, Response response, unsigned version, bool keep);
@@ -103,8 +123,7 @@ core::Result<tcp::endpoint> HttpServer::Impl::Listen(const std::string& host, ui
         "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message(), "listen");
   }
   const tcp::endpoint bound = acceptor_.local_endpoint(ec);
-  const std::string address = bound.address().to_string() + ":" + std::to_string(bound.port());
-  core::Log(core::LogLevel::kInfo, "listening", {{"address", address}});
+  // The caller logs "listening" with the rest of its configuration.
   asio::co_spawn(acceptor_.get_executor(), Accept(shared_from_this()), asio::detached);
   return bound;
 }
@@ -119,15 +138,17 @@ void HttpServer::Impl::Stop() {
   for (auto& [raw, weak] : connections_) {
     std::shared_ptr<Connection> conn = weak.lock();
     if (!conn) continue;
-    asio::post(conn->stream.get_executor(), [conn] {
-      if (conn->idle) conn->stream.cancel();
+    asio::post(conn->socket.get_executor(), [conn] {
+      boost::system::error_code ignored;
+      if (conn->idle) conn->socket.cancel(ignored);
     });
   }
 }
 
 asio::awaitable<void> HttpServer::Impl::Accept(std::shared_ptr<Impl> self) {
   while (!stopping_) {
-    auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(io_), kTuple);
+    auto conn = std::make_shared<Connection>(asio::make_strand(io_.get_executor()));
+    auto [ec] = co_await acceptor_.async_accept(conn->socket, kTuple);
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
     if (ec) {
       // Out of descriptors or similar: pause instead of spinning on the same error.
@@ -135,13 +156,13 @@ asio::awaitable<void> HttpServer::Impl::Accept(std::shared_ptr<Impl> self) {
       co_await pause.async_wait(kTuple);
       continue;
     }
-    socket.set_option(tcp::no_delay(true), ec);
-    auto conn = std::make_shared<Connection>(std::move(socket));
+    conn->socket.set_option(tcp::no_delay(true), ec);
     {
       std::lock_guard lock(mu_);
       connections_.emplace(conn.get(), conn);
     }
-    asio::co_spawn(conn->stream.get_executor(), Serve(self, conn), asio::detached);
+    asio::co_spawn(conn->socket.get_executor(), Watchdog(conn), asio::detached);
+    asio::co_spawn(conn->socket.get_executor(), Serve(self, conn), asio::detached);
   }
 }
 
@@ -155,8 +176,9 @@ asio::awaitable<bool> HttpServer::Impl::Write(Connection& conn, Response respons
   res.keep_alive(keep);
   res.prepare_payload();
   // A client that stops reading its answer is dropped like one that stops sending.
-  conn.stream.expires_after(std::chrono::milliseconds(config_.read_timeout_ms));
-  auto [ec, n] = co_await http::async_write(conn.stream, res, kTuple);
+  conn.ArmDeadline(std::chrono::milliseconds(config_.read_timeout_ms));
+  auto [ec, n] = co_await http::async_write(conn.socket, res, kTuple);
+  conn.DisarmDeadline();
   co_return !ec;
 }
 
@@ -170,27 +192,27 @@ asio::awaitable<void> HttpServer::Impl::Serve(std::shared_ptr<Impl> self,
     parser.body_limit(config_.max_body_bytes);
 
     conn->idle = true;
-    conn->stream.expires_after(timeout);
-    auto [ec, n] = co_await http::async_read_header(conn->stream, buffer, parser, kTuple);
+    conn->ArmDeadline(timeout);
+    auto [ec, n] = co_await http::async_read_header(conn->socket, buffer, parser, kTuple);
     conn->idle = false;
     if (!ec && parser.get()[http::field::expect] == "100-continue" && !parser.is_done()) {
       // Clients such as curl wait for this before sending a large body.
       http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
-      std::tie(ec, n) = co_await http::async_write(conn->stream, go_on, kTuple);
+      std::tie(ec, n) = co_await http::async_write(conn->socket, go_on, kTuple);
     }
     if (!ec && !parser.is_done()) {
-      conn->stream.expires_after(timeout);
-      std::tie(ec, n) = co_await http::async_read(conn->stream, buffer, parser, kTuple);
+      conn->ArmDeadline(timeout);
+      std::tie(ec, n) = co_await http::async_read(conn->socket, buffer, parser, kTuple);
     }
     if (ec) {
       if (std::optional<core::Error> failure = ReadFailure(ec)) {
         Response response = ErrorResponse(*failure);
         dispatcher_.Record(kUnmatchedRoute, response.status);
-        co_await Write(*conn, std::move(response), 11, false);
+        if (co_await Write(*conn, std::move(response), 11, false)) co_await LingeringClose(*conn);
       }
       break;
     }
-    conn->stream.expires_never();  // a long-poll lease may take up to wait_ms
+    conn->DisarmDeadline();  // a long-poll lease may take up to wait_ms
 
     http::request<http::string_body> req = parser.release();
     Request request;
@@ -203,10 +225,36 @@ asio::awaitable<void> HttpServer::Impl::Serve(std::shared_ptr<Impl> self,
     if (!co_await Write(*conn, std::move(response), req.version(), keep) || !keep) break;
   }
   boost::system::error_code ignored;
-  conn->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  conn->stream.close();
+  conn->socket.shutdown(tcp::socket::shutdown_both, ignored);
+  conn->socket.close(ignored);
+  conn->watchdog.cancel();
   std::lock_guard lock(mu_);
   connections_.erase(conn.get());
+}
+
+asio::awaitable<void> HttpServer::Impl::Watchdog(std::shared_ptr<Connection> conn) {
+  while (conn->socket.is_open()) {
+    if (conn->deadline <= Clock::now()) {
+      boost::system::error_code ignored;
+      conn->socket.close(ignored);  // fails the pending read or write; Serve then ends
+      co_return;
+    }
+    conn->watchdog.expires_at(conn->deadline);
+    co_await conn->watchdog.async_wait(kTuple);  // fires, or is cancelled when re-armed sooner
+  }
+}
+
+asio::awaitable<void> HttpServer::Impl::LingeringClose(Connection& conn) {
+  boost::system::error_code ec;
+  conn.socket.shutdown(tcp::socket::shutdown_send, ec);
+  conn.ArmDeadline(std::chrono::milliseconds(1000));
+  std::array<char, 16 * 1024> sink;
+  for (size_t drained = 0; !ec && drained < (4u << 20);) {
+    auto [read_ec, n] = co_await conn.socket.async_read_some(asio::buffer(sink), kTuple);
+    ec = read_ec;
+    drained += n;
+  }
+  conn.DisarmDeadline();
 }
 
 HttpServer::HttpServer(asio::io_context& io, engine::Engine& engine, core::Metrics& metrics,
