@@ -139,11 +139,8 @@ void Engine::Impl::OnLeased(const std::vector<store::Lease>& leases, Millis now)
   Millis earliest_deadline = std::numeric_limits<Millis>::max();
   for (const auto& lease : leases) {
     earliest_deadline = std::min(earliest_deadline, lease.deadline);
-    if (lease.task.next_attempt_at) {
-      metrics_.Observe(
-          metric::kDispatchLatency, {},
-          static_cast<double>(std::max<Millis>(0, now - *lease.task.next_attempt_at)) / 1000.0);
-    }
+    metrics_.Observe(metric::kDispatchLatency, {},
+                     static_cast<double>(std::max<Millis>(0, now - lease.ready_at)) / 1000.0);
   }
   ArmNoLaterThan(earliest_deadline);
 }

@@ -46,7 +46,8 @@ struct Lease {
   std::string lease_id;   // opaque; a new one for every attempt
   int64_t fencing_token;  // grows with every lease of the same task
   Millis deadline = 0;
-  core::Task task;        // status running, attempts = this attempt's number
+  core::Task task;      // status running, attempts = this attempt's number
+  Millis ready_at = 0;  // when the task became ready (dispatch latency = lease time - this)
 };
 
 struct LeaseBatch {

@@ -155,7 +155,8 @@ Result<LeaseBatch> TaskTable::Lease(const LeaseRequest& request) {
     }
     counters_.Move(c.queue, TaskStatus::kPending, TaskStatus::kRunning);
     batch.leases.push_back(store::Lease{std::move(lease_id), row.fencing_token,
-                                        row.lease_deadline.value_or(now), std::move(row.task)});
+                                        row.lease_deadline.value_or(now), std::move(row.task),
+                                        c.ready_at});
   }
   return batch;
 }
