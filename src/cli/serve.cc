@@ -1,0 +1,206 @@
+#include "cli/serve.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "api/http_server.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "core/random.h"
+#include "engine/engine.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace madeira::cli {
+namespace {
+
+namespace asio = boost::asio;
+using core::Log;
+using core::LogLevel;
+
+// In-flight requests get this long after a stop signal; the rest of SPEC §1's 10 s budget is
+// for the store flush.
+constexpr auto kDrainTimeout = std::chrono::seconds(8);
+
+int Fail(int code, std::string_view msg, std::string_view detail) {
+  Log(LogLevel::kError, msg, {{"error", detail}});
+  std::cerr << "madeira serve: " << msg << ": " << detail << std::endl;
+  return code;
+}
+
+engine::EngineConfig ToEngineConfig(const ServeConfig& cfg) {
+  engine::EngineConfig out;
+  out.limits = cfg.limits;
+  out.idempotency_ttl = cfg.idempotency_ttl;
+  out.default_retry = cfg.default_retry;
+  out.retry_by_type = cfg.retry_by_type;
+  out.retry_by_queue = cfg.retry_by_queue;
+  return out;
+}
+
+api::ApiConfig ToApiConfig(const ServeConfig& cfg) {
+  api::ApiConfig out;
+  for (const TokenConfig& t : cfg.tokens) {
+    api::ApiToken tok{t.name, t.sha256_hex, {}};
+    for (const std::string& s : t.scopes) {
+      tok.scopes.push_back(s == "admin"    ? api::Scope::kAdmin
+                           : s == "worker" ? api::Scope::kWorker
+                                           : api::Scope::kProducer);
+    }
+    out.tokens.push_back(std::move(tok));
+  }
+  return out;
+}
+
+// Blocks until an asynchronous start-up step answers; start-up is the one place that waits.
+template <typename T>
+core::Result<T> Await(const std::function<void(store::Callback<T>)>& op) {
+  auto promise = std::make_shared<std::promise<core::Result<T>>>();
+  auto future = promise->get_future();
+  op([promise](core::Result<T> r) { promise->set_value(std::move(r)); });
+  return future.get();
+}
+
+// Runs the io_context on N threads and tells when all of them returned.
+class IoThreads {
+ public:
+  IoThreads(asio::io_context& io, unsigned n) : io_(io) {
+    running_ = n;
+    for (unsigned i = 0; i < n; ++i) {
+      threads_.emplace_back([this] {
+        io_.run();
+        std::lock_guard lock(mu_);
+        if (--running_ == 0) cv_.notify_all();
+      });
+    }
+  }
+  // Waits until the io_context ran out of work, or stops it when the deadline passes.
+  bool Drain(std::chrono::steady_clock::duration timeout) {
+    std::unique_lock lock(mu_);
+    bool drained = cv_.wait_for(lock, timeout, [this] { return running_ == 0; });
+    lock.unlock();
+    if (!drained) io_.stop();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    return drained;
+  }
+  ~IoThreads() {
+    if (!threads_.empty()) Drain(std::chrono::seconds(0));
+  }
+
+ private:
+  asio::io_context& io_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  unsigned running_ = 0;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+int RunServe(const ServeFlags& flags) {
+  auto loaded = LoadServeConfig(flags, ProcessEnv());
+  if (!loaded) return Fail(kServeBadConfig, "invalid configuration", loaded.error().message);
+  const ServeConfig cfg = std::move(*loaded);
+  if (auto ok = CheckListenAllowed(cfg); !ok) {
+    return Fail(kServeBadConfig, "refusing to listen", ok.error().message);
+  }
+  if (cfg.store == "redis-pg") {
+    return Fail(kServeBadConfig, "unsupported store",
+                "store redis-pg is not available in this build yet");
+  }
+  auto hp = ParseHostPort(cfg.listen);  // validated by LoadServeConfig
+
+  std::error_code fs_ec;
+  std::filesystem::create_directories(cfg.data_dir, fs_ec);
+  if (fs_ec) return Fail(kServeFailed, "cannot create data_dir", fs_ec.message());
+
+  core::SystemClock clock;
+  core::SystemRandom random;
+  core::Metrics metrics;
+
+  auto opened = store::OpenSqliteStore(cfg.data_dir);
+  if (!opened) return Fail(kServeFailed, "cannot open the store", opened.error().message);
+  std::unique_ptr<store::Store> store = std::move(*opened);
+
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  unsigned n_threads = std::max(2u, std::thread::hardware_concurrency());
+  IoThreads threads(io, n_threads);
+
+  // Armed before anything can print "listening", so a signal sent right after that line is
+  // never met by the default disposition (which would kill without flushing).
+  std::promise<int> stop_signal;
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (!ec) stop_signal.set_value(sig);
+  });
+
+  int exit_code = kServeOk;
+  {
+    engine::Engine engine(io.get_executor(), *store, clock, random, metrics, ToEngineConfig(cfg));
+    auto started = Await<store::Unit>([&](store::Callback<store::Unit> cb) { engine.Start(cb); });
+    if (!started) {
+      exit_code = Fail(kServeFailed, "cannot start the engine", started.error().message);
+    }
+
+    std::optional<api::HttpServer> server;
+    if (exit_code == kServeOk) {
+      server.emplace(io, engine, metrics, ToApiConfig(cfg));
+      auto ep = server->Listen(hp->host, hp->port);
+      if (!ep) {
+        exit_code = Fail(kServeFailed, "cannot listen on " + cfg.listen, ep.error().message);
+      } else {
+        std::string host = ep->address().to_string();
+        std::string addr =
+            (ep->address().is_v6() ? "[" + host + "]" : host) + ":" + std::to_string(ep->port());
+        Log(LogLevel::kInfo, "listening",
+            {{"address", addr},
+             {"store", cfg.store},
+             {"data_dir", cfg.data_dir},
+             {"auth", cfg.auth_enabled() ? "on" : "off"}});
+        // Tests and scripts read the port from this line when listening on port 0.
+        std::cout << "listening on " << addr << std::endl;
+      }
+    }
+
+    if (exit_code == kServeOk) {
+      int sig = stop_signal.get_future().get();
+      Log(LogLevel::kInfo, "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+      // Stopped on an io thread, the executor the server and engine run on.
+      std::promise<void> stopped;
+      asio::post(io, [&] {
+        server->Stop();
+        engine.Stop();
+        stopped.set_value();
+      });
+      stopped.get_future().wait();
+    } else {
+      engine.Stop();
+      signals.cancel();
+    }
+    work.reset();
+    if (!threads.Drain(kDrainTimeout)) {
+      Log(LogLevel::kWarn, "in-flight requests did not finish in time; closing them");
+    }
+    server.reset();
+  }
+  // After the engine is gone no new work reaches the store; Close flushes what is queued.
+  store->Close();
+  Log(LogLevel::kInfo, "stopped");
+  return exit_code;
+}
+
+}  // namespace madeira::cli

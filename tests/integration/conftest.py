@@ -1,0 +1,156 @@
+"""Starts the real `madeira` binary on 127.0.0.1:0 and hands tests an HTTP client for it."""
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from client import Api, uid  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+STARTUP_TIMEOUT = 20.0
+
+
+def madeira_bin():
+    path = os.environ.get("MADEIRA_BIN", os.path.join(REPO, "build", "madeira"))
+    return os.path.abspath(path)
+
+
+class Server:
+    """One `madeira serve` process; stderr goes to a file so tests can read the logs."""
+
+    def __init__(self, data_dir, log_dir, config=None, args=(), env=None):
+        self.data_dir = data_dir
+        self.stderr_path = os.path.join(log_dir, "stderr-%s.log" % uuid.uuid4().hex[:8])
+        cmd = [madeira_bin(), "serve", "--listen", "127.0.0.1:0", "--data-dir", data_dir]
+        if config is not None:
+            cfg_path = os.path.join(log_dir, "config-%s.toml" % uuid.uuid4().hex[:8])
+            with open(cfg_path, "w") as f:
+                f.write(config)
+            cmd += ["--config", cfg_path]
+        cmd += list(args)
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("MADEIRA_")}
+        full_env.update(env or {})
+        self._stderr = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._stderr,
+                                     env=full_env)
+        self.port = self._read_port()
+        self.api = Api(self.port)
+        self._wait_healthy()
+
+    def _read_port(self):
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        buf = b""
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("madeira exited with %s before listening: %s"
+                                   % (self.proc.returncode, self.stderr()))
+            ready, _, _ = select.select([self.proc.stdout], [], [], 0.2)
+            if not ready:
+                continue
+            chunk = os.read(self.proc.stdout.fileno(), 4096)
+            buf += chunk
+            for line in buf.decode(errors="replace").splitlines():
+                if line.startswith("listening on "):
+                    return int(line.rsplit(":", 1)[1])
+        self.kill()
+        raise RuntimeError("no 'listening on' line within %ss: %s" % (STARTUP_TIMEOUT, self.stderr()))
+
+    def _wait_healthy(self):
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                if self.api.get("/healthz", timeout=2).status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("/healthz never answered 200")
+
+    def stderr(self):
+        self._stderr.flush()
+        with open(self.stderr_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def terminate(self, timeout=10.0):
+        """SIGTERM and wait; returns (exit code, seconds taken)."""
+        t0 = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError("madeira did not exit within %ss of SIGTERM" % timeout)
+        return rc, time.monotonic() - t0
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def close(self):
+        self.kill()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        self._stderr.close()
+
+
+@pytest.fixture(scope="session")
+def binary():
+    path = madeira_bin()
+    if not os.access(path, os.X_OK):
+        pytest.fail("madeira binary not found at %s (set MADEIRA_BIN)" % path)
+    return path
+
+
+@pytest.fixture
+def start_server(binary, tmp_path):
+    """Factory: start_server(data_dir=None, config=None, args=()) -> Server; all killed after."""
+    started = []
+
+    def start(data_dir=None, config=None, args=(), env=None):
+        d = str(data_dir or tmp_path / ("data-%d" % len(started)))
+        s = Server(d, str(tmp_path), config=config, args=args, env=env)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.close()
+
+
+@pytest.fixture(scope="session")
+def shared_server(binary, tmp_path_factory):
+    """One server for the tests that isolate themselves by queue name."""
+    d = tmp_path_factory.mktemp("shared")
+    s = Server(str(d / "data"), str(d))
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def server(request, start_server):
+    """The shared server, or a fresh one per test with MADEIRA_IT_SERVER_PER_TEST=1 (to tell a
+    test's own failure from one caused by an earlier test)."""
+    if os.environ.get("MADEIRA_IT_SERVER_PER_TEST") == "1":
+        return start_server()
+    shared = request.getfixturevalue("shared_server")
+    assert shared.proc.poll() is None, "the shared server died: " + shared.stderr()
+    return shared
+
+
+@pytest.fixture
+def api(server):
+    return server.api
+
+
+@pytest.fixture
+def q():
+    """A queue name no other test uses."""
+    return uid("q")
