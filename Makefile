@@ -53,7 +53,9 @@ $(FUZZ_BUILD)/build.ninja:
 
 fuzz: $(FUZZ_BUILD)/build.ninja
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target envelope_fuzz
-	$(FUZZ_BUILD)/envelope_fuzz -max_total_time=$${FUZZ_SECONDS:-300} fuzz/corpus/envelope
+	@# libFuzzer adds what it finds to the corpus folder: work on a copy, keep the seeds clean.
+	rm -rf $(FUZZ_BUILD)/corpus && cp -r fuzz/corpus/envelope $(FUZZ_BUILD)/corpus
+	$(FUZZ_BUILD)/envelope_fuzz -max_total_time=$${FUZZ_SECONDS:-300} $(FUZZ_BUILD)/corpus
 
 fuzz-short:
 	@if command -v clang++-14 >/dev/null; then $(MAKE) fuzz FUZZ_SECONDS=20; \
