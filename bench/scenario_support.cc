@@ -1,0 +1,88 @@
+#include "scenario_support.h"
+
+#include <boost/asio/this_coro.hpp>
+#include <stdexcept>
+
+namespace madeira::bench {
+
+namespace asio = boost::asio;
+
+FreshServer::FreshServer(const std::string& binary) {
+  std::filesystem::create_directories(data_dir());
+  process = std::make_unique<ServerProcess>(binary, data_dir(), log_file());
+}
+
+void FreshServer::Restart(const std::string& binary) {
+  std::string how = process->Stop();
+  process.reset();
+  if (how != "exit 0") {
+    throw std::runtime_error("SIGTERM: server ended with " + how + " (SPEC §1 wants exit 0)");
+  }
+  process = std::make_unique<ServerProcess>(binary, data_dir(), log_file());
+}
+
+void ThrowUnlessOk(const HttpResponse& r, std::string_view what) {
+  if (!r.Ok()) throw std::runtime_error(std::string(what) + ": " + r.Describe());
+}
+
+double Preload(const asio::ip::tcp::endpoint& endpoint, long total, int batch, int connections,
+               std::chrono::seconds limit) {
+  long claimed = 0;
+  long accepted = 0;
+  SteadyClock::time_point start = SteadyClock::now();
+  std::vector<std::function<asio::awaitable<void>()>> loops;
+  for (int c = 0; c < connections; ++c) {
+    loops.push_back([&]() -> asio::awaitable<void> {
+      HttpConnection conn(co_await asio::this_coro::executor, endpoint);
+      while (claimed < total) {
+        int n = static_cast<int>(std::min<long>(batch, total - claimed));
+        claimed += n;
+        HttpResponse r = co_await conn.Post("/v1/tasks/batch", BatchBody(n));
+        ThrowUnlessOk(r, "POST /v1/tasks/batch (" + std::to_string(n) + " tasks)");
+        BatchCounts counts = CountResults(r.body);
+        if (counts.failed > 0) {
+          throw std::runtime_error("POST /v1/tasks/batch rejected " +
+                                   std::to_string(counts.failed) + " of " + std::to_string(n) +
+                                   " valid tasks, first: " + counts.first_error);
+        }
+        accepted += counts.ok;
+      }
+    });
+  }
+  RunOutcome run = RunCoroutines(std::move(loops), limit);
+  if (!run.error.empty()) throw std::runtime_error(run.error);
+  if (!run.finished || accepted < total) {
+    throw std::runtime_error("pre-load: only " + std::to_string(accepted) + " of " +
+                             std::to_string(total) + " tasks accepted within " +
+                             std::to_string(limit.count()) + " s");
+  }
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+asio::awaitable<void> NoOpWorker(asio::ip::tcp::endpoint endpoint, std::string worker_id,
+                                 WorkerPool& pool, std::function<bool()> done,
+                                 SteadyClock::time_point deadline,
+                                 std::function<void(const std::vector<LeasedTask>&)> on_leased) {
+  HttpConnection conn(co_await asio::this_coro::executor, endpoint);
+  const std::string lease_body = LeaseBody(worker_id, 100, 1000);
+  while (!done() && SteadyClock::now() < deadline) {
+    HttpResponse r = co_await conn.Post("/v1/leases", lease_body);
+    ThrowUnlessOk(r, "POST /v1/leases " + lease_body);
+    std::vector<LeasedTask> leases = ParseLeases(r.body);
+    if (leases.empty()) continue;
+    pool.leased += static_cast<int64_t>(leases.size());
+    if (on_leased) on_leased(leases);
+    HttpResponse a = co_await conn.Post("/v1/leases/ack", AckBody(leases));
+    ThrowUnlessOk(a, "POST /v1/leases/ack (" + std::to_string(leases.size()) + " acks)");
+    BatchCounts counts = CountResults(a.body);
+    if (counts.failed > 0) {
+      throw std::runtime_error("POST /v1/leases/ack refused " + std::to_string(counts.failed) +
+                               " of " + std::to_string(leases.size()) +
+                               " fresh leases, first: " + counts.first_error);
+    }
+    pool.acked += counts.ok;
+    pool.last_ack = SteadyClock::now();
+  }
+}
+
+}  // namespace madeira::bench

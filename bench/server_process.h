@@ -1,0 +1,68 @@
+// Runs `madeira serve` as a child process on a free loopback port with its own data dir.
+#pragma once
+
+#include <sys/types.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+namespace madeira::bench {
+
+// A fresh directory under /tmp, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+class ServerProcess {
+ public:
+  // Starts the binary and waits for its "listening on HOST:PORT" line; throws
+  // std::runtime_error when it exits or stays silent for `startup_timeout`.
+  ServerProcess(const std::string& binary, const std::filesystem::path& data_dir,
+                const std::filesystem::path& log_file,
+                std::chrono::seconds startup_timeout = std::chrono::seconds(120));
+  // Stops the server if it is still running.
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  const boost::asio::ip::tcp::endpoint& endpoint() const { return endpoint_; }
+  // When fork() ran: the origin of start-up timings.
+  std::chrono::steady_clock::time_point started_at() const { return started_at_; }
+
+  // VmRSS and VmHWM from /proc/PID/status, in KiB; 0 when unreadable.
+  long RssKib() const;
+  long PeakRssKib() const;
+
+  // SIGTERM, then SIGKILL if it has not exited after `grace`. Returns the exit status text,
+  // e.g. "exit 0", "signal 9".
+  std::string Stop(std::chrono::seconds grace = std::chrono::seconds(15));
+
+ private:
+  long StatusField(const char* name) const;
+
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::thread stdout_drain_;
+  boost::asio::ip::tcp::endpoint endpoint_;
+  std::chrono::steady_clock::time_point started_at_;
+};
+
+// Polls GET /readyz every few ms until it answers 200; returns when it did, or throws after
+// `timeout`.
+std::chrono::steady_clock::time_point WaitReady(const boost::asio::ip::tcp::endpoint& endpoint,
+                                                std::chrono::seconds timeout);
+
+}  // namespace madeira::bench
