@@ -1,0 +1,3 @@
+module github.com/madeira-dev/madeira/sdk/go
+
+go 1.21

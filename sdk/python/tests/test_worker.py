@@ -1,0 +1,192 @@
+"""Worker behaviour against a real server: routing, extends, lease loss, shutdown, heartbeat."""
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from madeira import Worker
+
+from conftest import wait_until
+
+
+def submit(client, queue, task_type="w.test", **extra):
+    return client.submit(dict({"task_type": task_type, "queue": queue, "payload_version": 1,
+                               "payload": {}}, **extra)).task_id
+
+
+def terminal(client, task_id, status=("succeeded", "dead", "cancelled")):
+    return wait_until(lambda: (lambda t: t if t["status"] in status else None)(client.get(task_id)),
+                      timeout=20)
+
+
+def test_versions_route_to_their_handlers(client, queue_name):
+    v1 = submit(client, queue_name, payload_version=1)
+    v2 = submit(client, queue_name, payload_version=2)
+    v3 = submit(client, queue_name, payload_version=3)
+    worker = Worker(client, queues=[queue_name], slots=2, wait_ms=500)
+    worker.register("w.test", lambda ctx: {"v": 1, "seen": ctx.payload_version}, versions=[1])
+    worker.register("w.test", lambda ctx: {"v": 2, "seen": ctx.payload_version}, versions=[2])
+    with worker:
+        assert terminal(client, v1)["result"] == {"v": 1, "seen": 1}
+        assert terminal(client, v2)["result"] == {"v": 2, "seen": 2}
+    # nobody handles version 3: it is never handed to this worker
+    assert client.get(v3)["status"] == "pending" and client.get(v3)["attempts"] == 0
+
+
+def test_extends_keep_a_long_task_alive(client, queue_name):
+    tid = submit(client, queue_name, timeout_ms=10000)
+    seen = {}
+
+    def slow(ctx):
+        first = ctx.lease_deadline
+        time.sleep(1.2)       # four times the 300 ms lease
+        seen.update(first=first, last=ctx.lease_deadline, cancelled=ctx.cancelled.is_set())
+        return {"done": True}
+
+    worker = Worker(client, queues=[queue_name], slots=1, wait_ms=500, lease_ms=300)
+    worker.register("w.test", slow)
+    with worker:
+        task = terminal(client, tid)
+    assert task["status"] == "succeeded" and task["attempts"] == 1
+    assert seen["last"] > seen["first"] and not seen["cancelled"]
+
+
+def test_lost_lease_is_told_to_the_handler_and_not_acked(client, queue_name):
+    tid = submit(client, queue_name, timeout_ms=10000)
+    contexts = []
+    release = threading.Event()
+
+    def handler(ctx):
+        contexts.append(ctx)
+        if ctx.attempt == 1:
+            release.wait(10)
+            return {"attempt": 1}
+        return {"attempt": ctx.attempt}
+
+    worker = Worker(client, queues=[queue_name], slots=2, wait_ms=500, lease_ms=300)
+    worker.register("w.test", handler)
+    worker._extend = lambda ctx: None        # a stalled worker: its lease lapses
+    with worker:
+        task = terminal(client, tid)          # the second attempt succeeds meanwhile
+        assert task["result"] == {"attempt": 2}
+        release.set()                         # the first attempt's late ack is fenced off
+        wait_until(lambda: contexts[0].lost.is_set(), timeout=10)
+    assert contexts[0].cancel_reason == "lease_lost"
+    assert [a["outcome"] for a in client.attempts(tid)] == ["lease_expired", "succeeded"]
+    assert client.get(tid)["result"] == {"attempt": 2}
+
+
+def test_extend_409_marks_the_lease_lost(client, queue_name):
+    tid = submit(client, queue_name, timeout_ms=10000)
+    contexts = []
+    stall = {}
+
+    def handler(ctx):
+        contexts.append(ctx)
+        if ctx.attempt == 1:
+            stall["until"] = time.monotonic() + 1.0
+            ctx.cancelled.wait(10)
+            return {"attempt": 1}
+        return {"attempt": ctx.attempt}
+
+    worker = Worker(client, queues=[queue_name], slots=2, wait_ms=500, lease_ms=300)
+    worker.register("w.test", handler)
+    real_extend = worker._extend
+
+    def extend(ctx):
+        # attempt 1 misses its extends for 1 s (its 300 ms lease lapses), then extends: 409
+        if ctx.attempt == 1 and time.monotonic() < stall["until"]:
+            return
+        real_extend(ctx)
+    worker._extend = extend
+    with worker:
+        wait_until(lambda: contexts and contexts[0].lost.is_set(), timeout=10)
+        terminal(client, tid)
+    assert contexts[0].cancel_reason == "lease_lost"
+    assert worker.stats["lost"] >= 1
+    assert client.get(tid)["result"] == {"attempt": 2}
+
+
+def test_graceful_close_finishes_in_flight_work(client, queue_name):
+    tid = submit(client, queue_name)
+    started = threading.Event()
+
+    def handler(ctx):
+        started.set()
+        time.sleep(0.5)
+        return {"finished": True}
+
+    worker = Worker(client, queues=[queue_name], slots=1, wait_ms=500, grace_period=5)
+    worker.register("w.test", handler)
+    worker.start()
+    assert started.wait(10)
+    worker.close()
+    task = client.get(tid)
+    assert task["status"] == "succeeded" and task["result"] == {"finished": True}
+
+
+def test_close_hands_back_what_outlives_the_grace_period(client, queue_name):
+    tid = submit(client, queue_name, timeout_ms=60000)
+    started = threading.Event()
+    told = {}
+
+    def handler(ctx):
+        started.set()
+        told["cancelled"] = ctx.cancelled.wait(20)
+        told["reason"] = ctx.cancel_reason
+        return {"too": "late"}
+
+    worker = Worker(client, queues=[queue_name], slots=1, wait_ms=500, grace_period=0.3)
+    worker.register("w.test", handler)
+    worker.start()
+    assert started.wait(10)
+    worker.close()
+    task = client.get(tid)
+    assert task["status"] in ("pending", "running")   # re-queued at once by the fast retry
+    attempts = client.attempts(tid)
+    assert attempts[0]["outcome"] == "failed"
+    assert attempts[0]["error"]["type"] == "WorkerShutdown"
+    wait_until(lambda: "reason" in told, timeout=5)
+    assert told == {"cancelled": True, "reason": "shutdown"}
+    assert worker.stats["handed_back"] == 1
+    client.cancel(tid) if client.get(tid)["status"] != "running" else None
+
+
+def test_other_errors_fail_auto_with_type_message_stack(client, queue_name):
+    tid = submit(client, queue_name, max_retries=0)
+
+    def handler(ctx):
+        raise KeyError("order 7")
+
+    worker = Worker(client, queues=[queue_name], slots=1, wait_ms=500)
+    worker.register("w.test", handler)
+    with worker:
+        task = terminal(client, tid)
+    assert task["status"] == "dead"
+    assert task["last_error"]["type"] == "KeyError"
+    assert "order 7" in task["last_error"]["message"]
+    attempt = client.attempts(tid)[0]
+    assert "Traceback" in attempt["error"]["stack"] and "KeyError" in attempt["error"]["stack"]
+
+
+def test_heartbeat_reaches_the_server(client, server, queue_name):
+    worker = Worker(client, queues=[queue_name], slots=1, wait_ms=200, worker_id="py-hb-test")
+    worker.register("w.test", lambda ctx: None)
+    with worker:
+        def seen():
+            with urllib.request.urlopen(server.url + "/metrics", timeout=5) as resp:
+                text = resp.read().decode()
+            return 'worker_id="py-hb-test"' in text and 'language="python"' in text
+        wait_until(seen, timeout=10, interval=0.1)
+
+
+def test_run_stops_on_sigterm(client, queue_name):
+    import os
+    import signal
+    worker = Worker(client, queues=[queue_name], slots=1, wait_ms=200)
+    worker.register("w.test", lambda ctx: None)
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
+    began = time.monotonic()
+    worker.run()
+    assert time.monotonic() - began < 5
