@@ -5,8 +5,11 @@ FUZZ_BUILD ?= build-fuzz
 BENCH_BUILD?= build-bench
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
+# ccache caches precompiled-header builds only with these relaxed checks.
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: deps deps-test build run test unit asan integration fuzz fuzz-short bench clean format
+.PHONY: deps deps-test build run test unit asan integration sdk-test fuzz fuzz-short bench clean format
+SDKS       ?= python go node java
 
 deps:
 	@bash scripts/install-deps.sh
@@ -34,6 +37,7 @@ test: deps-test $(BUILD)/build.ninja
 	$(MAKE) asan
 	$(MAKE) fuzz-short
 	$(MAKE) integration
+	$(MAKE) sdk-test
 
 unit: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -46,6 +50,13 @@ asan:
 
 integration: build
 	MADEIRA_BIN=$(abspath $(BUILD)/madeira) python3 -m pytest -q tests/integration
+
+# Every SDK runs its own suite, including the shared conformance scenario, against this build.
+sdk-test: build
+	@for s in $(SDKS); do \
+	  if [ -f sdk/$$s/test.sh ]; then echo "== sdk/$$s"; \
+	    MADEIRA_BIN=$(abspath $(BUILD)/madeira) bash sdk/$$s/test.sh || exit 1; fi; \
+	done
 
 $(FUZZ_BUILD)/build.ninja:
 	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -269,7 +269,7 @@ Result<TaskSpec> ParseEnvelope(const json::value& envelope, const EnvelopeLimits
     }
     spec.trace_id = v->get_string();
   } else {
-    spec.trace_id = MakeToken(random);
+    spec.trace_id = MakeOrderedToken(now, random);
   }
 
   if (const json::value* v = obj->if_contains("idempotency_key")) {

@@ -47,4 +47,13 @@ std::string MakeToken(Random& random) {
   return out;
 }
 
+std::string MakeOrderedToken(Millis now, Random& random) {
+  std::string out;
+  out.reserve(32);
+  AppendHex(out, static_cast<uint64_t>(now) & 0xffff'ffff'ffffULL, 12);
+  AppendHex(out, random.Next64(), 16);
+  AppendHex(out, random.Next64(), 4);
+  return out;
+}
+
 }  // namespace madeira::core

@@ -52,3 +52,25 @@ TEST(Token, Is32HexChars) {
 
 }  // namespace
 }  // namespace madeira::core
+
+namespace madeira::core {
+namespace {
+
+TEST(OrderedToken, Is32HexCharsAndSortsByTime) {
+  SystemRandom random;
+  const std::string earlier = MakeOrderedToken(1'700'000'000'000, random);
+  const std::string later = MakeOrderedToken(1'700'000'000'001, random);
+  EXPECT_EQ(earlier.size(), 32u);
+  EXPECT_EQ(earlier.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_LT(earlier, later);
+}
+
+TEST(OrderedToken, IsUniqueWithinOneMillisecond) {
+  SystemRandom random;
+  std::set<std::string> seen;
+  for (int i = 0; i < 10'000; ++i) seen.insert(MakeOrderedToken(1'700'000'000'000, random));
+  EXPECT_EQ(seen.size(), 10'000u);
+}
+
+}  // namespace
+}  // namespace madeira::core

@@ -130,7 +130,7 @@ Result<LeaseBatch> TaskTable::Lease(const LeaseRequest& request) {
   }
 
   for (const Candidate& c : chosen) {
-    std::string lease_id = core::MakeToken(random_);
+    std::string lease_id = core::MakeOrderedToken(now, random_);
     db_.Prepare(
            "UPDATE tasks SET status = 'running', lease_id = ?1, fencing_token = fencing_token + 1, "
            "attempts = attempts + 1, attempt_started_at = ?2, "
