@@ -76,6 +76,7 @@ bench: deps
 	cmake -S . -B $(BENCH_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DMADEIRA_BENCH=ON -DMADEIRA_TESTS=OFF
 	cmake --build $(BENCH_BUILD) -j $(JOBS) --target madeira madeira_bench
 	$(BENCH_BUILD)/madeira_bench --madeira $(BENCH_BUILD)/madeira
+	bash bench/sdk_drain.sh $(BENCH_BUILD)/madeira
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i

@@ -33,9 +33,9 @@ struct EngineConfig {
   core::RetryPolicy default_retry = core::RetryPolicy::TaskDefaults();
   std::map<std::string, core::RetryPolicy> retry_by_type;   // [retry."order.close_timeout"]
   std::map<std::string, core::RetryPolicy> retry_by_queue;  // [retry."queue:orders"]
-  // Safety net for the wake-up timer, in case a store cannot tell its next due time exactly
-  // (another process wrote it). The sqlite store always can.
-  Millis max_timer_interval = 1000;
+  // The wake-up timer is armed for the exact next due time or lease deadline; this caps one
+  // wait only as a guard against wall-clock jumps (due times are wall-clock, the timer steady).
+  Millis max_timer_interval = 10'000;
 };
 
 struct LeaseParams {
