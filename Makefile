@@ -8,7 +8,7 @@ CMAKE_GEN  := -G Ninja
 # ccache caches precompiled-header builds only with these relaxed checks.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: deps deps-test build run test unit asan integration sdk-test fuzz fuzz-short bench clean format
+.PHONY: deps deps-test build run test unit asan integration sdk-test fuzz fuzz-short bench clean format demo
 SDKS       ?= python go node java
 
 deps:
@@ -57,6 +57,13 @@ sdk-test: build
 	  if [ -f sdk/$$s/test.sh ]; then echo "== sdk/$$s"; \
 	    MADEIRA_BIN=$(abspath $(BUILD)/madeira) bash sdk/$$s/test.sh || exit 1; fi; \
 	done
+
+# The polyglot example (examples/order-close): a Go producer, Python + Node.js + Java workers,
+# every order closed exactly once thanks to idempotency_key. Needs go, node, java and mvn.
+demo: build
+	@[ -f sdk/node/dist/src/index.js ] || (cd sdk/node && npm ci && npm run build)
+	mvn -q -B -Dstyle.color=never -f sdk/java/pom.xml install -DskipTests
+	MADEIRA_BIN=$(abspath $(BUILD)/madeira) bash examples/order-close/run.sh
 
 $(FUZZ_BUILD)/build.ninja:
 	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
