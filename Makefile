@@ -45,8 +45,8 @@ unit: $(BUILD)/build.ninja
 
 asan:
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DMADEIRA_SANITIZE=ON
-	cmake --build $(ASAN_BUILD) -j $(JOBS) --target core_test store_test engine_test
-	for t in core_test store_test engine_test; do $(ASAN_BUILD)/$$t --gtest_brief=1 || exit 1; done
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target core_test store_test engine_test delivery_test
+	for t in core_test store_test engine_test delivery_test; do $(ASAN_BUILD)/$$t --gtest_brief=1 || exit 1; done
 
 integration: build
 	MADEIRA_BIN=$(abspath $(BUILD)/madeira) python3 -m pytest -q tests/integration
