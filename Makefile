@@ -81,7 +81,7 @@ fuzz-short:
 
 bench: deps
 	cmake -S . -B $(BENCH_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DMADEIRA_BENCH=ON -DMADEIRA_TESTS=OFF
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target madeira madeira_bench
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target madeira madeira_bench madeira_cpp_drain
 	$(BENCH_BUILD)/madeira_bench --madeira $(BENCH_BUILD)/madeira
 	bash bench/sdk_drain.sh $(BENCH_BUILD)/madeira
 

@@ -11,6 +11,8 @@ report() { printf '%-8s drain, 64 slots  median %8s tasks/s  (runs: %s)\n' "$1" 
 
 runs() { for _ in 1 2 3; do "$@" 2>/dev/null | rate | tail -1; done; }
 
+cpp_drain="$(dirname "$MADEIRA_BIN")/madeira_cpp_drain"
+[ -x "$cpp_drain" ] && report c++ "$(runs "$cpp_drain" 50000)"
 report go "$(cd sdk/go && runs go run ./cmd/madeira-bench -n 50000)"
 report python "$(runs python3 sdk/python/bench/bench.py --tasks 20000 --runs 1)"
 (cd sdk/node && { [ -d node_modules ] || npm ci --silent; } && npm run --silent build) >/dev/null
