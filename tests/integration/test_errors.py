@@ -126,6 +126,7 @@ def test_body_over_1mib_is_413_before_the_body_is_read(server, api):
     t0 = time.monotonic()
     out = raw_exchange(server.port, head + b'{"task_type":', read_timeout=5)
     assert out.startswith(b"HTTP/1.1 413"), out[:200]
+    assert b'"code":"request_too_large"' in out, out[:400]
     assert time.monotonic() - t0 < 4, "answered without waiting for the body"
     assert_unchanged(api, before)
 
@@ -134,6 +135,17 @@ def test_header_block_over_16kib_is_431(server):
     req = ("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n" % ("a" * 17000)).encode()
     out = raw_exchange(server.port, req)
     assert out.startswith(b"HTTP/1.1 431"), out[:200]
+    assert b'"code":"headers_too_large"' in out, out[:400]
+
+
+def test_batches_over_1000_items_are_refused_whole(api, q):
+    before = api.count_tasks()
+    tasks = [{"task_type": "t", "queue": q, "payload_version": 1, "payload": {}}] * 1001
+    r = api.post("/v1/tasks/batch", {"tasks": tasks})
+    assert r.status == 400 and r.code == "batch_too_large", r
+    assert_unchanged(api, before)
+    r = api.post("/v1/leases/ack", {"acks": [{"lease_id": "x"}] * 1001})
+    assert r.status == 400 and r.code == "batch_too_large", r
 
 
 def test_stalled_client_does_not_block_others(server, api):
