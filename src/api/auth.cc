@@ -16,21 +16,6 @@ Authenticator::Authenticator(std::vector<ApiToken> tokens) {
   }
 }
 
-std::string Sha256Hex(std::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * len);
-  for (unsigned int i = 0; i < len; ++i) {
-    const unsigned char b = digest[i];
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 15]);
-  }
-  return out;
-}
-
 core::Result<void> Authenticator::Check(std::string_view authorization, ScopeMask allowed) const {
   if (!enabled() || allowed == kPublic) return {};
   constexpr std::string_view kBearer = "Bearer ";

@@ -7,6 +7,7 @@
 
 #include "api/config.h"
 #include "api/router.h"
+#include "core/digest.h"
 #include "core/error.h"
 
 namespace madeira::api {
@@ -29,7 +30,6 @@ class Authenticator {
   std::vector<Known> tokens_;
 };
 
-// Lowercase hex sha256 of `text` (what ApiToken::sha256_hex holds).
-std::string Sha256Hex(std::string_view text);
+using core::Sha256Hex;  // tokens are compared as digests
 
 }  // namespace madeira::api

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/digest.h"
 #include "core/envelope.h"
 #include "core/error.h"
 #include "core/retry_policy.h"
@@ -91,7 +92,6 @@ bool IsLoopbackHost(std::string_view host);
 // Without tokens auth is off, so only a loopback listener is allowed (SPEC §1).
 core::Result<void> CheckListenAllowed(const ServeConfig& config);
 
-// Lower-case hex SHA-256 of `text`.
-std::string Sha256Hex(std::string_view text);
+using core::Sha256Hex;
 
 }  // namespace madeira::cli

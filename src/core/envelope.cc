@@ -1,7 +1,5 @@
 #include "core/envelope.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <array>
 #include <boost/json/parse.hpp>
@@ -13,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/digest.h"
 #include "core/ids.h"
 #include "core/time.h"
 
@@ -68,22 +67,6 @@ Millis SaturatingAdd(Millis a, Millis b) {
   Millis sum;
   if (__builtin_add_overflow(a, b, &sum)) return std::numeric_limits<Millis>::max();
   return sum;
-}
-
-std::string Sha256Hex(std::string_view data) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  if (EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("EVP_Digest(sha256) failed");  // only if OpenSSL is broken
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(length * 2);
-  for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 0xf]);
-  }
-  return out;
 }
 
 void AppendCanonical(const json::value& v, std::string& out) {
