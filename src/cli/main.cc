@@ -95,21 +95,23 @@ int main(int argc, char** argv) {
   AddOptional(list, "--limit", list_args.limit, "at most this many");
   list->callback([&] { exit_code = madeira::cli::RunDeadList(dead_opts, list_args); });
 
+  // replay and cancel pick dead tasks the same way: IDs..., or --all narrowed by a filter.
+  auto add_bulk = [&](const char* name, const char* what, madeira::cli::DeadBulkArgs& args) {
+    CLI::App* sub = dead->add_subcommand(name, what);
+    sub->add_option("ids", args.task_ids, "task_ids");
+    sub->add_flag("--all", args.all, "every dead task (narrow with --queue/--type)");
+    AddOptional(sub, "--queue", args.queue, "with --all: only this queue");
+    AddOptional(sub, "--type", args.task_type, "with --all: only this task_type");
+    return sub;
+  };
   madeira::cli::DeadBulkArgs replay_args;
-  CLI::App* replay = dead->add_subcommand("replay", "Replay dead tasks: IDs... or --all");
-  replay->add_option("ids", replay_args.task_ids, "task_ids");
-  replay->add_flag("--all", replay_args.all, "every dead task (narrow with --queue/--type)");
-  AddOptional(replay, "--queue", replay_args.queue, "with --all: only this queue");
-  AddOptional(replay, "--type", replay_args.task_type, "with --all: only this task_type");
-  replay->callback([&] { exit_code = madeira::cli::RunDeadReplay(dead_opts, replay_args); });
-
+  add_bulk("replay", "Replay dead tasks: IDs... or --all", replay_args)->callback([&] {
+    exit_code = madeira::cli::RunDeadReplay(dead_opts, replay_args);
+  });
   madeira::cli::DeadBulkArgs cancel_args;
-  CLI::App* dcancel = dead->add_subcommand("cancel", "Cancel dead tasks: IDs... or --all");
-  dcancel->add_option("ids", cancel_args.task_ids, "task_ids");
-  dcancel->add_flag("--all", cancel_args.all, "every dead task (narrow with --queue/--type)");
-  AddOptional(dcancel, "--queue", cancel_args.queue, "with --all: only this queue");
-  AddOptional(dcancel, "--type", cancel_args.task_type, "with --all: only this task_type");
-  dcancel->callback([&] { exit_code = madeira::cli::RunDeadCancel(dead_opts, cancel_args); });
+  add_bulk("cancel", "Cancel dead tasks: IDs... or --all", cancel_args)->callback([&] {
+    exit_code = madeira::cli::RunDeadCancel(dead_opts, cancel_args);
+  });
 
   // version
   CLI::App* version = app.add_subcommand("version", "Print the version");
