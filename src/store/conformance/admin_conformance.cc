@@ -1,6 +1,8 @@
 // Conformance cases for cancel, replay, search, depths, schemas, restarts and concurrency.
+#include <future>
 #include <latch>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "store/conformance/store_conformance.h"
@@ -181,6 +183,74 @@ TEST_P(StoreConformance, SearchFiltersAndPagesNewestFirst) {
   pending.status = TaskStatus::kPending;
   pending.limit = 100;
   EXPECT_EQ(search(pending).tasks.size(), 23u);
+
+  // Running tasks: found by status, newest first, paged, and no longer listed once acked.
+  LeaseBatch leased = LeaseFrom({"odd", "even"}, 3, kT0 + 30);
+  ASSERT_EQ(leased.leases.size(), 3u);
+  SearchQuery running;
+  running.status = TaskStatus::kRunning;
+  running.limit = 2;
+  SearchPage first = search(running);
+  ASSERT_EQ(first.tasks.size(), 2u);
+  ASSERT_TRUE(first.next_cursor);
+  EXPECT_GT(first.tasks[0].seq, first.tasks[1].seq);
+  running.cursor = first.next_cursor;
+  SearchPage second = search(running);
+  ASSERT_EQ(second.tasks.size(), 1u);
+  EXPECT_FALSE(second.next_cursor);
+  EXPECT_LT(second.tasks[0].seq, first.tasks[1].seq);
+  for (const auto& t : {first.tasks[0], first.tasks[1], second.tasks[0]}) {
+    EXPECT_EQ(t.status, TaskStatus::kRunning);
+  }
+  EXPECT_EQ(search(pending).tasks.size(), 20u);
+  running.cursor.reset();
+  running.queue = leased.leases[0].task.spec.queue;
+  for (const auto& t : search(running).tasks) EXPECT_EQ(t.spec.queue, *running.queue);
+  for (const auto& l : leased.leases) ASSERT_TRUE(Ack(l.lease_id, kT0 + 40));
+  running.queue.reset();
+  EXPECT_TRUE(search(running).tasks.empty());
+  SearchQuery succeeded;
+  succeeded.status = TaskStatus::kSucceeded;
+  EXPECT_EQ(search(succeeded).tasks.size(), 3u);
+}
+
+// An operation that fails after it has already changed rows (here a bulk replay whose check
+// throws on its second task) must leave nothing behind, while operations queued right around it
+// (likely run in the same transaction) still land, counts included.
+TEST_P(StoreConformance, OperationFailingAfterItsFirstWriteChangesNothing) {
+  SubmitAll({Spec("d1"), Spec("d2")});
+  MakeDead("d1", kT0 + 10);
+  MakeDead("d2", kT0 + 20);
+  ReplayCheck throw_on_second = [](const core::Task& task, const ReplayEdits&) -> Result<Unit> {
+    if (task.spec.task_id == "d2") throw std::runtime_error("check exploded");
+    return Unit{};
+  };
+  std::promise<Result<std::vector<SubmitOutcome>>> before;
+  std::promise<Result<std::vector<core::Task>>> replay;
+  std::promise<Result<std::vector<SubmitOutcome>>> after;
+  store().Submit({Spec("before")}, kT0 + 30,
+                 [&](Result<std::vector<SubmitOutcome>> r) { before.set_value(std::move(r)); });
+  store().Replay({{"d1", "d2"}, {}}, {}, throw_on_second, kT0 + 30,
+                 [&](Result<std::vector<core::Task>> r) { replay.set_value(std::move(r)); });
+  store().Submit({Spec("after")}, kT0 + 30,
+                 [&](Result<std::vector<SubmitOutcome>> r) { after.set_value(std::move(r)); });
+  ASSERT_TRUE(before.get_future().get().has_value());
+  auto replayed = replay.get_future().get();
+  ASSERT_FALSE(replayed.has_value());
+  EXPECT_EQ(replayed.error().code, ErrorCode::kInternal);
+  ASSERT_TRUE(after.get_future().get().has_value());
+  EXPECT_EQ(Get("d1").status, TaskStatus::kDead);
+  EXPECT_EQ(Get("d2").status, TaskStatus::kDead);
+  EXPECT_EQ(Get("before").status, TaskStatus::kPending);
+  EXPECT_EQ(Get("after").status, TaskStatus::kPending);
+  auto depths = DepthMap();
+  EXPECT_EQ((depths[{"q", TaskStatus::kDead}]), 2);
+  EXPECT_EQ((depths[{"q", TaskStatus::kPending}]), 2);
+  // And it stays so across a reopen (the counts were written, not only kept in memory).
+  Reopen();
+  depths = DepthMap();
+  EXPECT_EQ((depths[{"q", TaskStatus::kDead}]), 2);
+  EXPECT_EQ((depths[{"q", TaskStatus::kPending}]), 2);
 }
 
 TEST_P(StoreConformance, DepthsCountTasksPerQueueAndState) {

@@ -67,7 +67,8 @@ Result<std::vector<TaskRow>> TaskTable::SelectDead(const DeadSelector& selector)
     return rows;
   }
   const DeadFilter& f = selector.filter;
-  std::string sql = "SELECT " MADEIRA_TASK_COLUMNS " FROM tasks WHERE status = 'dead'";
+  std::string sql =
+      "SELECT " MADEIRA_TASK_COLUMNS " FROM tasks WHERE status = 'dead' AND status <> 'running'";
   if (f.queue) sql += " AND queue = ?";
   if (f.task_type) sql += " AND task_type = ?";
   if (f.since) sql += " AND updated_at >= ?";  // a dead task's updated_at is when it died
@@ -145,6 +146,16 @@ Result<std::vector<core::Attempt>> TaskTable::Attempts(const std::string& task_i
       "response_excerpt FROM attempts WHERE task_seq = ? ORDER BY attempt");
   q.Bind(row->task.seq);
   while (q.Step()) attempts.push_back(ReadAttempt(q));
+  // The running attempt has no row until it ends; it is read from the task.
+  const TaskRow& t = *row;
+  if (t.task.status == TaskStatus::kRunning &&
+      (attempts.empty() || attempts.back().attempt < t.task.attempts)) {
+    core::Attempt open;
+    open.attempt = t.task.attempts;
+    open.worker_id = t.attempt_worker.value_or("");
+    open.started_at = t.attempt_started_at.value_or(0);
+    attempts.push_back(std::move(open));
+  }
   return attempts;
 }
 
@@ -152,8 +163,18 @@ Result<SearchPage> TaskTable::Search(const SearchQuery& query) {
   const int limit = std::clamp(query.limit, 1, kMaxSearchLimit);
   std::optional<TaskStatus> status = query.status;
   if (query.dead_since) status = TaskStatus::kDead;  // died at or after: only dead tasks died
-  std::string sql = "SELECT " MADEIRA_TASK_COLUMNS " FROM tasks WHERE 1";
-  if (status) sql += " AND status = ?";
+  std::string sql = "SELECT " MADEIRA_TASK_COLUMNS " FROM tasks";
+  // Running tasks are not in tasks_status; tasks_deadline holds exactly them (a few per worker,
+  // so sorting them by seq is cheap; left alone the planner would scan the table in seq order).
+  // Other states repeat tasks_status's WHERE term so the planner can use that partial index.
+  if (status == TaskStatus::kRunning) {
+    sql += " INDEXED BY tasks_deadline WHERE status = 'running'";
+    status.reset();
+  } else if (status) {
+    sql += " WHERE status = ? AND status <> 'running'";
+  } else {
+    sql += " WHERE 1";
+  }
   if (query.queue) sql += " AND queue = ?";
   if (query.task_type) sql += " AND task_type = ?";
   if (query.trace_id) sql += " AND trace_id = ?";

@@ -15,24 +15,38 @@ constexpr const char* kLeaseExpiredError =
 }  // namespace
 
 Result<TaskRow> TaskTable::FindLeased(const std::string& lease_id) {
-  Query q = db_.Prepare("SELECT " MADEIRA_TASK_COLUMNS " FROM tasks WHERE lease_id = ?");
-  q.Bind(lease_id);
-  if (!q.Step()) return core::MakeError(core::ErrorCode::kLeaseLost, "lease expired or superseded");
-  TaskRow row = ReadTaskRow(q);
-  if (row.task.status != TaskStatus::kRunning) {
+  std::optional<TaskRow> row;
+  if (std::optional<int64_t> seq = LeaseSeq(lease_id)) {
+    Query q = db_.Prepare("SELECT " MADEIRA_TASK_COLUMNS " FROM tasks WHERE seq = ?");
+    q.Bind(*seq);
+    if (q.Step()) row.emplace(ReadTaskRow(q));
+  } else {
+    // An id made before schema v2 names no seq: look among the running tasks (the deadline
+    // index holds only those).
+    Query q = db_.Prepare("SELECT " MADEIRA_TASK_COLUMNS
+                          " FROM tasks INDEXED BY tasks_deadline "
+                          "WHERE status = 'running' AND lease_deadline IS NOT NULL "
+                          "AND lease_id = ?");
+    q.Bind(lease_id);
+    if (q.Step()) row.emplace(ReadTaskRow(q));
+  }
+  // The whole id must match: the seq only says where to look.
+  if (!row || row->lease_id != lease_id || row->task.status != TaskStatus::kRunning) {
     return core::MakeError(core::ErrorCode::kLeaseLost, "lease expired or superseded");
   }
-  return row;
+  return std::move(*row);
 }
 
 void TaskTable::FinishAttempt(const TaskRow& row, core::AttemptOutcome outcome, Millis now,
                               const std::optional<std::string>& error,
                               const AttemptDetail& detail) {
+  // The attempt's one write: while it ran it lived on the task row.
   db_.Prepare(
-         "UPDATE attempts SET finished_at = ?, outcome = ?, error = ?, http_status = ?, "
-         "response_excerpt = ? WHERE task_seq = ? AND attempt = ?")
-      .Bind(now, core::AttemptOutcomeName(outcome), error, detail.http_status,
-            detail.response_excerpt, row.task.seq, row.task.attempts)
+         "INSERT INTO attempts(task_seq, attempt, worker_id, started_at, finished_at, outcome, "
+         "error, http_status, response_excerpt) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .Bind(row.task.seq, row.task.attempts, row.attempt_worker.value_or(""),
+            row.attempt_started_at.value_or(now), now, core::AttemptOutcomeName(outcome), error,
+            detail.http_status, detail.response_excerpt)
       .Run();
 }
 
@@ -52,9 +66,8 @@ void TaskTable::ClearFastRetry(core::Task& task) {
 Result<AttemptReport> TaskTable::Ack(const AckRequest& request) {
   auto found = FindLeased(request.lease_id);
   if (!found) return found.error();
-  TaskRow row = std::move(*found);
+  TaskRow& row = *found;
   core::Task& task = row.task;
-  FinishAttempt(row, core::AttemptOutcome::kSucceeded, request.now, std::nullopt, request.detail);
   ClearFastRetry(task);
   task.status = TaskStatus::kSucceeded;
   task.result = request.result;
@@ -65,6 +78,7 @@ Result<AttemptReport> TaskTable::Ack(const AckRequest& request) {
          "lease_deadline = NULL, next_attempt_at = NULL, updated_at = ? WHERE seq = ?")
       .Bind(task.result, request.now, task.seq)
       .Run();
+  FinishAttempt(row, core::AttemptOutcome::kSucceeded, request.now, std::nullopt, request.detail);
   if (task.spec.idempotency_key) {
     db_.Prepare(
            "INSERT INTO idempotency(key, state, task_id, expires_at) VALUES(?, 'succeeded', ?, ?) "

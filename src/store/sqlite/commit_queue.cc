@@ -45,25 +45,7 @@ void CommitQueue::Loop() {
 
 void CommitQueue::RunBatch(std::vector<std::unique_ptr<StoreOp>>& ops) {
   try {
-    db_.Prepare("BEGIN IMMEDIATE").Run();
-    for (auto& op : ops) {
-      if (!op->writes()) {
-        op->Run();
-        continue;
-      }
-      db_.Prepare("SAVEPOINT op").Run();
-      counters_.BeginOp();
-      if (op->Run()) {
-        db_.Prepare("RELEASE op").Run();
-        counters_.CommitOp();
-      } else {
-        db_.Prepare("ROLLBACK TO op").Run();
-        db_.Prepare("RELEASE op").Run();
-        counters_.RollbackOp();
-      }
-    }
-    counters_.Flush(db_);
-    db_.Prepare("COMMIT").Run();
+    if (!RunOptimistic(ops)) RunWithSavepoints(ops);
   } catch (const DbError& e) {
     // Nothing of this batch is durable: every operation in it fails, and the in-memory counts
     // are re-read from what the file holds.
@@ -78,6 +60,60 @@ void CommitQueue::RunBatch(std::vector<std::unique_ptr<StoreOp>>& ops) {
     for (auto& op : ops) op->Abort(error);
   }
   for (auto& op : ops) op->Deliver();
+}
+
+bool CommitQueue::RunOptimistic(std::vector<std::unique_ptr<StoreOp>>& ops) {
+  sqlite3* handle = db_.handle();
+  db_.Prepare("BEGIN IMMEDIATE").Run();
+  for (auto& op : ops) {
+    if (!op->writes()) {
+      op->Run();
+      continue;
+    }
+    counters_.BeginOp();
+    const int64_t changes_before = sqlite3_total_changes64(handle);
+    if (op->Run()) {
+      counters_.CommitOp();
+      continue;
+    }
+    // Almost every failure (lease lost, not found, task running...) is found before the
+    // operation writes anything: then there is nothing to undo but its counter changes.
+    if (db_.InTransaction() && sqlite3_total_changes64(handle) == changes_before) {
+      counters_.RollbackOp();
+      continue;
+    }
+    // It failed after changing rows, which only a savepoint could take back alone: undo the
+    // whole batch (counts included) and run it again the careful way. Nothing of the first run
+    // was seen by anyone (results are delivered after COMMIT), so running again is safe.
+    if (db_.InTransaction()) db_.Exec("ROLLBACK");
+    counters_.Load(db_);
+    return false;
+  }
+  counters_.Flush(db_);
+  db_.Prepare("COMMIT").Run();
+  return true;
+}
+
+void CommitQueue::RunWithSavepoints(std::vector<std::unique_ptr<StoreOp>>& ops) {
+  db_.Prepare("BEGIN IMMEDIATE").Run();
+  for (auto& op : ops) {
+    if (!op->writes()) {
+      op->Run();
+      continue;
+    }
+    db_.Prepare("SAVEPOINT op").Run();
+    counters_.BeginOp();
+    if (op->Run()) {
+      db_.Prepare("RELEASE op").Run();
+      counters_.CommitOp();
+    } else {
+      db_.Prepare("ROLLBACK TO op").Run();
+      db_.Prepare("RELEASE op").Run();
+      counters_.RollbackOp();
+    }
+  }
+  counters_.Flush(db_);
+  db_.Prepare("COMMIT").Run();
 }
 
 }  // namespace madeira::store::sqlite

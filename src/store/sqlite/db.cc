@@ -63,6 +63,14 @@ std::optional<std::string> Query::OptText(int col) const {
 }
 
 Db::Db(const std::string& path) {
+  // SQLite's memory statistics put a global mutex around every malloc and free it makes (a few
+  // percent of the store thread); nothing reads them. Only possible before SQLite initialises,
+  // so the first Db of the process does it; later calls are refused harmlessly.
+  static const bool kNoMemStatus = [] {
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    return true;
+  }();
+  (void)kNoMemStatus;
   // NOMUTEX: the connection is used by one thread at a time (opened here, then the store thread).
   int rc =
       sqlite3_open_v2(path.c_str(), &db_,
@@ -78,6 +86,7 @@ Db::Db(const std::string& path) {
 
 Db::~Db() {
   for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+  for (auto& [sql, stmt] : literal_statements_) sqlite3_finalize(stmt);
   sqlite3_close(db_);
 }
 
@@ -91,19 +100,35 @@ void Db::Exec(const std::string& sql) {
   }
 }
 
+sqlite3_stmt* Db::PrepareNew(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                              SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) Throw(db_, rc, "prepare " + std::string(sql));
+  return stmt;
+}
+
 Query Db::Prepare(const std::string& sql) {
   auto it = statements_.find(sql);
-  if (it == statements_.end()) {
-    sqlite3_stmt* stmt = nullptr;
-    int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
-                                SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-    if (rc != SQLITE_OK) Throw(db_, rc, "prepare " + sql);
-    it = statements_.emplace(sql, stmt).first;
+  if (it == statements_.end()) it = statements_.emplace(sql, PrepareNew(sql)).first;
+  return Query(db_, it->second);
+}
+
+Query Db::Prepare(const char* sql) {
+  auto it = literal_statements_.find(sql);
+  if (it == literal_statements_.end()) {
+    it = literal_statements_.emplace(sql, PrepareNew(sql)).first;
   }
   return Query(db_, it->second);
 }
 
 std::optional<int64_t> Db::QueryInt(const std::string& sql) {
+  Query q = Prepare(sql);
+  if (!q.Step()) return std::nullopt;
+  return q.OptInt(0);
+}
+
+std::optional<int64_t> Db::QueryInt(const char* sql) {
   Query q = Prepare(sql);
   if (!q.Step()) return std::nullopt;
   return q.OptInt(0);

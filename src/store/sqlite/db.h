@@ -1,5 +1,6 @@
 // A thin RAII layer over the SQLite C API: one connection, prepared statements cached by SQL
-// text, values bound and read without ceremony. Used only by the store thread.
+// text (or a literal's address), values bound and read without ceremony. Each Db is used by one
+// thread: the store thread's, or the checkpointer's own.
 #pragma once
 
 #include <sqlite3.h>
@@ -95,17 +96,26 @@ class Db {
 
   // Runs SQL without results (pragmas, DDL, transaction control).
   void Exec(const std::string& sql);
-  // The cached statement for this SQL text, ready to bind.
+  // The cached statement for this SQL text, ready to bind. For SQL built at run time.
   Query Prepare(const std::string& sql);
+  // The cached statement for a string literal, found by the literal's address: the hot path
+  // prepares dozens of statements per task, and hashing the text (after copying it into a
+  // std::string) showed in profiles. Only pass literals or other text that lives as long as the
+  // Db and never changes.
+  Query Prepare(const char* sql);
   // One integer from a one-row query (pragmas, counts); nullopt when no row or NULL.
   std::optional<int64_t> QueryInt(const std::string& sql);
+  std::optional<int64_t> QueryInt(const char* sql);
 
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
   sqlite3* handle() { return db_; }
 
  private:
+  sqlite3_stmt* PrepareNew(std::string_view sql);
+
   sqlite3* db_ = nullptr;
   std::unordered_map<std::string, sqlite3_stmt*> statements_;
+  std::unordered_map<const char*, sqlite3_stmt*> literal_statements_;
 };
 
 }  // namespace madeira::store::sqlite

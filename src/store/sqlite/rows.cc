@@ -1,9 +1,32 @@
 #include "store/sqlite/rows.h"
 
 #include <array>
+#include <charconv>
 #include <string>
 
+#include "core/ids.h"
+
 namespace madeira::store::sqlite {
+
+std::string MakeLeaseId(core::Millis now, int64_t seq, core::Random& random) {
+  std::string id = core::MakeOrderedToken(now, random);
+  char hex[17];
+  auto [end, ec] = std::to_chars(hex, hex + sizeof(hex), static_cast<uint64_t>(seq), 16);
+  id.push_back('-');
+  id.append(hex, end);
+  return id;
+}
+
+std::optional<int64_t> LeaseSeq(std::string_view lease_id) {
+  size_t dash = lease_id.rfind('-');
+  if (dash == std::string_view::npos || dash + 1 >= lease_id.size()) return std::nullopt;
+  uint64_t seq = 0;
+  const char* first = lease_id.data() + dash + 1;
+  const char* last = lease_id.data() + lease_id.size();
+  auto [end, ec] = std::from_chars(first, last, seq, 16);
+  if (ec != std::errc() || end != last || seq > INT64_MAX) return std::nullopt;
+  return static_cast<int64_t>(seq);
+}
 
 std::string_view StatusText(core::TaskStatus s) { return core::TaskStatusName(s); }
 
@@ -53,6 +76,7 @@ TaskRow ReadTaskRow(const Query& q) {
   row.fencing_token = q.Int(25);
   row.lease_deadline = q.OptInt(26);
   row.attempt_started_at = q.OptInt(27);
+  row.attempt_worker = q.OptText(28);
   return row;
 }
 

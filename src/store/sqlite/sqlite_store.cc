@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/random.h"
+#include "store/sqlite/checkpointer.h"
 #include "store/sqlite/commit_queue.h"
 #include "store/sqlite/counters.h"
 #include "store/sqlite/db.h"
@@ -52,8 +53,10 @@ class TypedOp final : public sqlite::StoreOp {
 
 class SqliteStore final : public Store {
  public:
-  SqliteStore(std::unique_ptr<sqlite::Db> db, std::unique_ptr<sqlite::TaskCounters> counters)
+  SqliteStore(std::unique_ptr<sqlite::Db> db, std::unique_ptr<sqlite::Checkpointer> checkpointer,
+              std::unique_ptr<sqlite::TaskCounters> counters)
       : db_(std::move(db)),
+        checkpointer_(std::move(checkpointer)),
         counters_(std::move(counters)),
         table_(*db_, *counters_, random_),
         queue_(*db_, *counters_) {}
@@ -168,6 +171,8 @@ class SqliteStore final : public Store {
   }
 
   std::unique_ptr<sqlite::Db> db_;
+  // Stopped (by its destructor) after the store thread has joined, before db_ closes.
+  std::unique_ptr<sqlite::Checkpointer> checkpointer_;
   std::unique_ptr<sqlite::TaskCounters> counters_;
   core::SystemRandom random_;  // lease ids
   sqlite::TaskTable table_;
@@ -182,12 +187,14 @@ core::Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& data_dir
   std::filesystem::create_directories(data_dir, ec);
   if (ec) return Unavailable("cannot create data dir " + data_dir + ": " + ec.message());
   try {
-    auto db =
-        std::make_unique<sqlite::Db>((std::filesystem::path(data_dir) / "madeira.db").string());
+    std::string path = (std::filesystem::path(data_dir) / "madeira.db").string();
+    auto db = std::make_unique<sqlite::Db>(path);
     sqlite::PrepareDatabase(*db, options.cache_kib);
     auto counters = std::make_unique<sqlite::TaskCounters>();
     counters->Load(*db);
-    return std::unique_ptr<Store>(new SqliteStore(std::move(db), std::move(counters)));
+    auto checkpointer = std::make_unique<sqlite::Checkpointer>(path, *db);
+    return std::unique_ptr<Store>(
+        new SqliteStore(std::move(db), std::move(checkpointer), std::move(counters)));
   } catch (const DbError& e) {
     return Unavailable(std::string("sqlite store: ") + e.what());
   }

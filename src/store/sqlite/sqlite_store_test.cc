@@ -1,6 +1,7 @@
 #include "store/sqlite/sqlite_store.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 
@@ -38,6 +39,123 @@ TEST(SqliteStore, KeepsOneFileUnderTheDataDirInWalMode) {
   store->Close();
   store.reset();
   std::filesystem::remove_all(dir.parent_path());
+}
+
+// Runs SQL on the store's file directly (the store must be closed).
+void RawExec(const std::filesystem::path& db, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  char* err = nullptr;
+  int rc = sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(handle);
+}
+
+// A v1 file (open attempt rows, lease ids without a seq, the lease_id index) whose task was
+// running when Madeira was upgraded: after the migration the old lease still acks, and the
+// attempt log shows the attempt open, then finished, with its worker.
+TEST(SqliteStore, MigratesAV1FileWithARunningTask) {
+  using testing::Await;
+  using testing::kT0;
+  auto dir = std::filesystem::temp_directory_path() / "madeira_sqlite_migrate_v1";
+  std::filesystem::remove_all(dir);
+  {
+    auto store = OpenForTest(dir.string());
+    ASSERT_NE(store, nullptr);
+    core::TaskSpec spec;
+    spec.task_id = "a";
+    spec.task_type = "t";
+    spec.queue = "q";
+    spec.payload = "{}";
+    spec.schedule_time = kT0;
+    spec.content_hash = "h";
+    ASSERT_TRUE(
+        (Await<std::vector<SubmitOutcome>>([&](auto done) { store->Submit({spec}, kT0, done); })));
+    store->Close();
+  }
+  const std::string legacy_lease = "0123456789abcdef0123456789abcdef";
+  RawExec(dir / "madeira.db",
+          "UPDATE tasks SET status = 'running', lease_id = '" + legacy_lease +
+              "', fencing_token = 1, attempts = 1, attempt_started_at = " + std::to_string(kT0) +
+              ", lease_deadline = " + std::to_string(kT0 + 60'000) +
+              " WHERE task_id = 'a';"
+              "INSERT INTO attempts(task_seq, attempt, worker_id, started_at) "
+              "SELECT seq, 1, 'old-worker', " +
+              std::to_string(kT0) +
+              " FROM tasks WHERE task_id = 'a';"
+              "UPDATE queue_counts SET status = 'running' WHERE queue = 'q' AND status = "
+              "'pending';"
+              "ALTER TABLE tasks DROP COLUMN attempt_worker;"
+              "CREATE UNIQUE INDEX tasks_lease ON tasks(lease_id) WHERE lease_id IS NOT NULL;"
+              "PRAGMA user_version = 1;");
+  auto store = OpenForTest(dir.string());
+  ASSERT_NE(store, nullptr);
+  auto attempts = Await<std::vector<core::Attempt>>([&](auto done) { store->Attempts("a", done); });
+  ASSERT_TRUE(attempts);
+  ASSERT_EQ(attempts->size(), 1u);
+  EXPECT_EQ((*attempts)[0].worker_id, "old-worker");
+  EXPECT_EQ((*attempts)[0].started_at, kT0);
+  EXPECT_FALSE((*attempts)[0].finished_at.has_value());
+  AckRequest ack;
+  ack.lease_id = legacy_lease;
+  ack.now = kT0 + 5;
+  ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store->Ack(ack, done); }));
+  attempts = Await<std::vector<core::Attempt>>([&](auto done) { store->Attempts("a", done); });
+  ASSERT_TRUE(attempts);
+  ASSERT_EQ(attempts->size(), 1u);
+  EXPECT_EQ((*attempts)[0].worker_id, "old-worker");
+  EXPECT_EQ((*attempts)[0].finished_at, kT0 + 5);
+  EXPECT_EQ((*attempts)[0].outcome, core::AttemptOutcome::kSucceeded);
+  store->Close();
+  store.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// A lease id names its task, but only the whole id fences: a forged id with the right seq and
+// a wrong token is lost, and so is any id after the attempt ended.
+TEST(SqliteStore, LeaseIdsFenceOnTheWholeId) {
+  using testing::Await;
+  using testing::kT0;
+  auto dir = std::filesystem::temp_directory_path() / "madeira_sqlite_lease_ids";
+  std::filesystem::remove_all(dir);
+  auto store = OpenForTest(dir.string());
+  ASSERT_NE(store, nullptr);
+  core::TaskSpec spec;
+  spec.task_id = "a";
+  spec.task_type = "t";
+  spec.queue = "q";
+  spec.payload = "{}";
+  spec.schedule_time = kT0;
+  spec.content_hash = "h";
+  ASSERT_TRUE(
+      (Await<std::vector<SubmitOutcome>>([&](auto done) { store->Submit({spec}, kT0, done); })));
+  LeaseRequest req;
+  req.worker_id = "w";
+  req.queues = {"q"};
+  req.now = kT0;
+  auto batch = Await<LeaseBatch>([&](auto done) { store->Lease(req, done); });
+  ASSERT_TRUE(batch);
+  ASSERT_EQ(batch->leases.size(), 1u);
+  const std::string id = batch->leases[0].lease_id;
+  auto ack = [&](const std::string& lease_id) {
+    AckRequest a;
+    a.lease_id = lease_id;
+    a.now = kT0 + 1;
+    return Await<AttemptReport>([&](auto done) { store->Ack(a, done); });
+  };
+  std::string forged = id;
+  forged[0] = forged[0] == '0' ? '1' : '0';
+  for (const std::string& bad : {forged, std::string("-1"), std::string("x-"), std::string("")}) {
+    auto r = ack(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().code, core::ErrorCode::kLeaseLost) << bad;
+  }
+  EXPECT_TRUE(ack(id));
+  EXPECT_EQ(ack(id).error().code, core::ErrorCode::kLeaseLost);
+  store->Close();
+  store.reset();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SqliteStore, UnopenableDirIsUnavailable) {

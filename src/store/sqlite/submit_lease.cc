@@ -3,7 +3,6 @@
 #include <set>
 #include <tuple>
 
-#include "core/ids.h"
 #include "store/sqlite/task_table.h"
 
 namespace madeira::store::sqlite {
@@ -130,21 +129,20 @@ Result<LeaseBatch> TaskTable::Lease(const LeaseRequest& request) {
   }
 
   for (const Candidate& c : chosen) {
-    std::string lease_id = core::MakeOrderedToken(now, random_);
+    std::string lease_id = MakeLeaseId(now, c.seq, random_);
+    // Not UPDATE ... RETURNING: SQLite buffers RETURNING rows in an ephemeral b-tree (a pager
+    // opened and closed per statement), which costs more than a second seek by rowid.
     db_.Prepare(
            "UPDATE tasks SET status = 'running', lease_id = ?1, fencing_token = fencing_token + 1, "
            "attempts = attempts + 1, attempt_started_at = ?2, "
            "lease_deadline = ?2 + MIN(COALESCE(?3, timeout_ms), timeout_ms), "
-           "next_attempt_at = NULL, updated_at = ?2 WHERE seq = ?4")
-        .Bind(lease_id, now, request.lease_ms, c.seq)
+           "next_attempt_at = NULL, updated_at = ?2, attempt_worker = ?5 WHERE seq = ?4")
+        .Bind(lease_id, now, request.lease_ms, c.seq, request.worker_id)
         .Run();
     Query q = db_.Prepare("SELECT " MADEIRA_TASK_COLUMNS " FROM tasks WHERE seq = ?");
     q.Bind(c.seq);
     if (!q.Step()) throw DbError(SQLITE_INTERNAL, "leased task vanished");
     TaskRow row = ReadTaskRow(q);
-    db_.Prepare("INSERT INTO attempts(task_seq, attempt, worker_id, started_at) VALUES(?, ?, ?, ?)")
-        .Bind(c.seq, row.task.attempts, request.worker_id, now)
-        .Run();
     if (c.idempotency_key) {
       db_.Prepare(
              "INSERT INTO idempotency(key, state, task_id, expires_at) "
