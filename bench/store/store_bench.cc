@@ -251,4 +251,3 @@ int Main(int argc, char** argv) {
 }  // namespace madeira::store
 
 int main(int argc, char** argv) { return madeira::store::Main(argc, argv); }
-
