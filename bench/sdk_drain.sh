@@ -6,7 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export MADEIRA_BIN="$(realpath "${1:?usage: bench/sdk_drain.sh MADEIRA_BIN}")"
 median() { sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "n/a")}'; }
-rate() { grep -o '= [0-9.]* tasks/s' | awk '{print $2}'; }
+rate() { grep -o '= [0-9.,]* tasks/s' | awk '{gsub(",", "", $2); print $2}'; }
 report() { printf '%-8s drain, 64 slots  median %8s tasks/s  (runs: %s)\n' "$1" "$(echo "$2" | median)" "$(echo $2)"; }
 
 runs() { for _ in 1 2 3; do "$@" 2>/dev/null | rate | tail -1; done; }
