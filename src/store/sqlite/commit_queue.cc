@@ -3,7 +3,10 @@
 namespace madeira::store::sqlite {
 
 CommitQueue::CommitQueue(Db& db, TaskCounters& counters)
-    : db_(db), counters_(counters), thread_([this] { Loop(); }) {}
+    : db_(db),
+      counters_(counters),
+      completion_thread_([this] { CompletionLoop(); }),
+      thread_([this] { Loop(); }) {}
 
 std::unique_ptr<StoreOp> CommitQueue::Push(std::unique_ptr<StoreOp> op) {
   {
@@ -21,25 +24,53 @@ void CommitQueue::Close() {
     closing_ = true;
   }
   cv_.notify_one();
-  if (!thread_.joinable()) return;
-  if (thread_.get_id() == std::this_thread::get_id()) {
-    thread_.detach();  // closed from a callback: Loop exits after this batch
+  if (completion_thread_.get_id() == std::this_thread::get_id()) {
+    // Closed from a callback: both loops end once the queue is drained; no one can join here.
+    if (thread_.joinable()) thread_.detach();
+    completion_thread_.detach();
     return;
   }
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
+  if (completion_thread_.joinable()) completion_thread_.join();
 }
 
 void CommitQueue::Loop() {
-  std::vector<std::unique_ptr<StoreOp>> batch;
+  Batch batch;
   for (;;) {
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // closing and drained
+      if (queue_.empty()) break;  // closing and drained
       batch.swap(queue_);
     }
     RunBatch(batch);
+    {
+      std::lock_guard lock(done_mu_);
+      done_.push_back(std::move(batch));
+    }
+    done_cv_.notify_one();
     batch.clear();
+  }
+  {
+    std::lock_guard lock(done_mu_);
+    store_stopped_ = true;
+  }
+  done_cv_.notify_one();
+}
+
+void CommitQueue::CompletionLoop() {
+  std::vector<Batch> ready;
+  for (;;) {
+    {
+      std::unique_lock lock(done_mu_);
+      done_cv_.wait(lock, [this] { return store_stopped_ || !done_.empty(); });
+      if (done_.empty()) return;  // the store thread stopped and everything was delivered
+      ready.swap(done_);
+    }
+    for (Batch& batch : ready) {
+      for (auto& op : batch) op->Deliver();
+    }
+    ready.clear();  // ops (and the callbacks they hold) die here, not on the store thread
   }
 }
 
@@ -59,7 +90,6 @@ void CommitQueue::RunBatch(std::vector<std::unique_ptr<StoreOp>>& ops) {
         core::MakeError(core::ErrorCode::kUnavailable, std::string("sqlite store: ") + e.what());
     for (auto& op : ops) op->Abort(error);
   }
-  for (auto& op : ops) op->Deliver();
 }
 
 bool CommitQueue::RunOptimistic(std::vector<std::unique_ptr<StoreOp>>& ops) {

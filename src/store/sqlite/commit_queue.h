@@ -1,5 +1,6 @@
 // Group commit: operations queued from any thread run on the one store thread, many per
-// transaction, and their callbacks run after the COMMIT that made them durable.
+// transaction, and their callbacks run after the COMMIT that made them durable — on a second,
+// completion thread, in queue order, so the store thread spends its core on SQL only.
 #pragma once
 
 #include <condition_variable>
@@ -42,12 +43,14 @@ class CommitQueue {
 
   // Queues the operation; hands it back when the queue is closed.
   std::unique_ptr<StoreOp> Push(std::unique_ptr<StoreOp> op);
-  // Runs what is queued, then stops the thread. Idempotent. Called from a callback (on the
-  // store thread) it only stops taking new work; the owner's destructor joins.
+  // Runs what is queued, delivers every result, then stops both threads. Idempotent. Called
+  // from a callback (on the completion thread) it only stops taking new work.
   void Close();
 
  private:
+  using Batch = std::vector<std::unique_ptr<StoreOp>>;
   void Loop();
+  void CompletionLoop();
   void RunBatch(std::vector<std::unique_ptr<StoreOp>>& ops);
   // The batch in one transaction without a savepoint per operation: a savepoint makes SQLite
   // copy every page an operation first touches into the statement journal, which cost about a
@@ -63,7 +66,14 @@ class CommitQueue {
   std::condition_variable cv_;
   std::vector<std::unique_ptr<StoreOp>> queue_;
   bool closing_ = false;
-  std::thread thread_;
+
+  std::mutex done_mu_;
+  std::condition_variable done_cv_;
+  std::vector<Batch> done_;  // committed batches waiting for their callbacks
+  bool store_stopped_ = false;
+
+  std::thread completion_thread_;
+  std::thread thread_;  // last: starts after everything it uses
 };
 
 }  // namespace madeira::store::sqlite

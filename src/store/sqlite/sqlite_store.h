@@ -2,11 +2,13 @@
 // synchronous=FULL.
 //
 // One store thread owns the connection. Every operation is queued to it; the thread takes all
-// that is queued, runs it in one transaction (each operation inside its own savepoint, so one
-// failing operation does not undo the others) and commits — group commit, one fsync per batch.
-// Callbacks run on the store thread, after the COMMIT that made their changes durable, in the
-// order the operations were queued. A callback must not block waiting for another store
-// operation (that would deadlock the store thread); post the work elsewhere instead.
+// that is queued, runs it in one transaction and commits — group commit, one fsync per batch.
+// An operation that fails after writing makes the batch run again with a savepoint per
+// operation, so one failing operation never undoes the others.
+// Callbacks run on the store's completion thread (never the thread that runs SQL), after the
+// COMMIT that made their changes durable, in the order the operations were queued. A callback
+// must not block waiting for another store operation (it would hold up every later callback);
+// post the work elsewhere instead.
 //
 // After Close() (or destruction) every new operation is answered kUnavailable at once, on the
 // calling thread.
