@@ -161,5 +161,34 @@ TEST(Worker, RefusesBadRegistrations) {
   EXPECT_THROW(Client("ftp://x"), Error);
 }
 
+TEST(ClientAuth, SendsTheBearerTokenAndSurfacesUnauthorized) {
+  testing::TestServer server(R"([[auth.tokens]]
+name = "cpp-sdk"
+token = "cpp-sdk-secret"
+scopes = ["admin"]
+)");
+  Task task;
+  task.task_type = "auth.check";
+  task.payload_version = 1;
+  ClientOptions good;
+  good.token = "cpp-sdk-secret";
+  Client with_token(server.url(), good);
+  const SubmitResult accepted = with_token.Submit(task);
+  EXPECT_EQ(with_token.Get(accepted.task_id).task_id, accepted.task_id);
+
+  Client without_token(server.url());
+  try {
+    without_token.Submit(task);
+    FAIL() << "a request without the token was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 401);
+    EXPECT_EQ(e.code(), "unauthorized");
+  }
+  ClientOptions bad;
+  bad.token = "not-the-secret";
+  Client wrong_token(server.url(), bad);
+  EXPECT_THROW(wrong_token.Get(accepted.task_id), ApiError);
+}
+
 }  // namespace
 }  // namespace madeira::sdk

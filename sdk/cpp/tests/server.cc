@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "transport.h"
 
@@ -18,7 +20,7 @@ extern char** environ;
 
 namespace madeira::sdk::testing {
 
-TestServer::TestServer() {
+TestServer::TestServer(std::string config_toml) : config_toml_(std::move(config_toml)) {
   try {
     Start();
   } catch (...) {
@@ -42,9 +44,17 @@ void TestServer::Start() {
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, out[0]);
   std::string data_arg = data_dir_;
-  const char* argv[] = {bin.c_str(),  "serve",          "--listen", "127.0.0.1:0",
-                        "--data-dir", data_arg.c_str(), nullptr};
-  int rc = posix_spawn(&pid_, bin.c_str(), &actions, nullptr, const_cast<char**>(argv), environ);
+  const std::string config_path = data_dir_ + "/madeira.toml";
+  std::vector<const char*> argv = {bin.c_str(),   "serve",      "--listen",
+                                   "127.0.0.1:0", "--data-dir", data_arg.c_str()};
+  if (!config_toml_.empty()) {
+    std::ofstream(config_path) << config_toml_;
+    argv.push_back("--config");
+    argv.push_back(config_path.c_str());
+  }
+  argv.push_back(nullptr);
+  int rc =
+      posix_spawn(&pid_, bin.c_str(), &actions, nullptr, const_cast<char**>(argv.data()), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(out[1]);
   if (rc != 0) {

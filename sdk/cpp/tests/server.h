@@ -11,8 +11,9 @@ namespace madeira::sdk::testing {
 
 class TestServer {
  public:
-  // The binary is $MADEIRA_BIN, else the madeira of this build tree. Throws on failure.
-  TestServer();
+  // The binary is $MADEIRA_BIN, else the madeira of this build tree. With `config_toml`, the
+  // server reads it as its --config file. Throws on failure.
+  explicit TestServer(std::string config_toml = {});
   ~TestServer();
   TestServer(const TestServer&) = delete;
   TestServer& operator=(const TestServer&) = delete;
@@ -23,6 +24,7 @@ class TestServer {
   void Start();
   void Stop();
 
+  std::string config_toml_;
   pid_t pid_ = -1;
   std::string data_dir_;
   std::string url_;
