@@ -26,13 +26,13 @@ enum class ErrorCode {
   kLeaseLost,            // lease expired or superseded (fencing)
   kNotFound,             // no such task, schema, lease or route
   kMethodNotAllowed,
-  kUnauthorized,         // missing or unknown bearer token
-  kForbidden,            // token lacks the scope
-  kBadSignature,         // event signature or timestamp rejected
-  kRequestTooLarge,      // body over the server limit (413, before parsing)
-  kHeadersTooLarge,      // header block over 16 KiB (431)
-  kUnavailable,          // store not reachable (503)
-  kInternal,             // a bug; logged, never detailed to the client
+  kUnauthorized,     // missing or unknown bearer token
+  kForbidden,        // token lacks the scope
+  kBadSignature,     // event signature or timestamp rejected
+  kRequestTooLarge,  // body over the server limit (413, before parsing)
+  kHeadersTooLarge,  // header block over 16 KiB (431)
+  kUnavailable,      // store not reachable (503)
+  kInternal,         // a bug; logged, never detailed to the client
 };
 
 // The wire name of a code, e.g. "task_id_conflict".

@@ -2,10 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <random>
 #include <vector>
-#include <initializer_list>
 
 namespace madeira::core {
 

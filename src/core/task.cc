@@ -33,10 +33,14 @@ std::optional<TaskStatus> ParseTaskStatus(std::string_view name) {
 
 std::string_view AttemptOutcomeName(AttemptOutcome o) {
   switch (o) {
-    case AttemptOutcome::kSucceeded: return "succeeded";
-    case AttemptOutcome::kFailed: return "failed";
-    case AttemptOutcome::kLeaseExpired: return "lease_expired";
-    case AttemptOutcome::kCancelled: return "cancelled";
+    case AttemptOutcome::kSucceeded:
+      return "succeeded";
+    case AttemptOutcome::kFailed:
+      return "failed";
+    case AttemptOutcome::kLeaseExpired:
+      return "lease_expired";
+    case AttemptOutcome::kCancelled:
+      return "cancelled";
   }
   return "failed";
 }

@@ -28,7 +28,7 @@ struct TaskSpec {
   std::string task_type;
   std::string queue = "default";
   int payload_version = 1;
-  std::string payload;  // the payload object, serialised compactly
+  std::string payload;       // the payload object, serialised compactly
   Millis schedule_time = 0;  // when it becomes due (submit time when absent or past)
   Millis timeout_ms = kDefaultTimeoutMs;
   int max_retries = kDefaultMaxRetries;
