@@ -52,6 +52,18 @@ void RawExec(const std::filesystem::path& db, const std::string& sql) {
   sqlite3_close(handle);
 }
 
+// The one task the sqlite-only cases below submit.
+core::TaskSpec OneTask() {
+  core::TaskSpec spec;
+  spec.task_id = "a";
+  spec.task_type = "t";
+  spec.queue = "q";
+  spec.payload = "{}";
+  spec.schedule_time = testing::kT0;
+  spec.content_hash = "h";
+  return spec;
+}
+
 // A v1 file (open attempt rows, lease ids without a seq, the lease_id index) whose task was
 // running when Madeira was upgraded: after the migration the old lease still acks, and the
 // attempt log shows the attempt open, then finished, with its worker.
@@ -63,13 +75,7 @@ TEST(SqliteStore, MigratesAV1FileWithARunningTask) {
   {
     auto store = OpenForTest(dir.string());
     ASSERT_NE(store, nullptr);
-    core::TaskSpec spec;
-    spec.task_id = "a";
-    spec.task_type = "t";
-    spec.queue = "q";
-    spec.payload = "{}";
-    spec.schedule_time = kT0;
-    spec.content_hash = "h";
+    core::TaskSpec spec = OneTask();
     ASSERT_TRUE(
         (Await<std::vector<SubmitOutcome>>([&](auto done) { store->Submit({spec}, kT0, done); })));
     store->Close();
@@ -121,13 +127,7 @@ TEST(SqliteStore, LeaseIdsFenceOnTheWholeId) {
   std::filesystem::remove_all(dir);
   auto store = OpenForTest(dir.string());
   ASSERT_NE(store, nullptr);
-  core::TaskSpec spec;
-  spec.task_id = "a";
-  spec.task_type = "t";
-  spec.queue = "q";
-  spec.payload = "{}";
-  spec.schedule_time = kT0;
-  spec.content_hash = "h";
+  core::TaskSpec spec = OneTask();
   ASSERT_TRUE(
       (Await<std::vector<SubmitOutcome>>([&](auto done) { store->Submit({spec}, kT0, done); })));
   LeaseRequest req;
