@@ -15,6 +15,7 @@ export {
 } from "./signatures.js";
 export type { ConnectionOptions } from "./http.js";
 export type {
-  Task, TaskStatus, Attempt, AttemptOutcome, SubmitResult, BatchItemResult, TaskError, LeasedTask, Lease, RetryMode,
+  StoredEnvelope, Task, TaskStatus, Attempt, AttemptOutcome, SubmitResult, BatchItemResult, TaskError, LeasedTask,
+  Lease, RetryMode,
 } from "./types.js";
 export { SDK_VERSION } from "./version.js";

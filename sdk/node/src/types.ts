@@ -21,8 +21,8 @@ export interface TaskError {
   stack?: string;
 }
 
-/** A task as the server stores it (GET /v1/tasks/{id}); times are RFC 3339 UTC strings. */
-export interface Task {
+/** The envelope as the server answers it, every field filled (times are RFC 3339 UTC). */
+export interface StoredEnvelope {
   task_id: string;
   task_type: string;
   queue: string;
@@ -35,6 +35,10 @@ export interface Task {
   priority: number;
   trace_id: string;
   idempotency_key?: string;
+}
+
+/** A task as the server stores it (GET /v1/tasks/{id}). */
+export interface Task extends StoredEnvelope {
   status: TaskStatus;
   created_at: string;
   updated_at: string;
@@ -61,19 +65,7 @@ export interface Attempt {
 }
 
 /** A leased task as a handler receives it: the envelope plus the attempt number (1 = first). */
-export interface LeasedTask {
-  task_id: string;
-  task_type: string;
-  queue: string;
-  payload_version: number;
-  payload: JsonObject;
-  schedule_time: string;
-  timeout_ms: number;
-  max_retries: number;
-  retry_count: number;
-  priority: number;
-  trace_id: string;
-  idempotency_key?: string;
+export interface LeasedTask extends StoredEnvelope {
   attempt: number;
 }
 
