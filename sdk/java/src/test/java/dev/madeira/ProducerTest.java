@@ -16,35 +16,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The producer client against a real server. */
-class ProducerTest {
-    private static MadeiraServer server;
-    private static MadeiraClient client;
-
-    @BeforeAll
-    static void startServer() throws Exception {
-        server = MadeiraServer.start();
-        client = MadeiraClient.create(server.baseUrl());
-    }
-
-    @AfterAll
-    static void stopServer() throws Exception {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    private static String queue() {
-        return "producer-" + UUID.randomUUID().toString().substring(0, 8);
-    }
-
+class ProducerTest extends LiveServerTest {
     @Test
     void everyValidVectorIsAcceptedByTheServer() {
-        String q = queue();
+        String q = queue("producer");
         for (JsonNode c : TestData.load("envelopes.json").get("valid")) {
             ObjectNode env = c.get("envelope").deepCopy();
             env.put("queue", q);
@@ -74,7 +52,7 @@ class ProducerTest {
     void submitGetCancelAndDuplicates() {
         String id = "java-" + UUID.randomUUID();
         OffsetDateTime later = OffsetDateTime.now(ZoneOffset.ofHours(8)).plusHours(1);
-        TaskRequest request = TaskRequest.builder("producer.test").queue(queue()).taskId(id).payloadVersion(2)
+        TaskRequest request = TaskRequest.builder("producer.test").queue(queue("producer")).taskId(id).payloadVersion(2)
                 .payload(Map.of("n", 1, "nested", Map.of("ok", true))).scheduleTime(later).timeout(Duration.ofSeconds(5))
                 .maxRetries(7).priority(42).traceId("trace-java-1").idempotencyKey("idem-" + id).build();
         SubmitResult first = client.submit(request);
@@ -110,7 +88,7 @@ class ProducerTest {
 
     @Test
     void batchJudgesEachItemAlone() {
-        String q = queue();
+        String q = queue("producer");
         List<TaskRequest> tasks = new ArrayList<>();
         for (int i = 0; i < 1500; i++) {
             tasks.add(TaskRequest.builder("producer.batch").queue(q).payloadVersion(1).payload(Map.of("i", i)).build());

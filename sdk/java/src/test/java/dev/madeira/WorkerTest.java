@@ -6,37 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Worker behaviour against a real server: close, version routing, lease extension. */
-class WorkerTest {
-    private static MadeiraServer server;
-    private static MadeiraClient client;
-
-    @BeforeAll
-    static void startServer() throws Exception {
-        server = MadeiraServer.start();
-        client = MadeiraClient.create(server.baseUrl());
-    }
-
-    @AfterAll
-    static void stopServer() throws Exception {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    private static String queue() {
-        return "worker-" + UUID.randomUUID().toString().substring(0, 8);
-    }
-
+class WorkerTest extends LiveServerTest {
     private static String submit(String queue, String type, int version, long timeoutMs) {
         return client.submit(TaskRequest.builder(type).queue(queue).payloadVersion(version).payload(Map.of())
                 .timeoutMs(timeoutMs).build()).taskId();
@@ -73,7 +50,7 @@ class WorkerTest {
 
     @Test
     void deadlineCountsFromWhenTheTaskWasLeasedNotWhenThePollBegan() throws Exception {
-        String q = queue();
+        String q = queue("worker");
         java.util.concurrent.atomic.AtomicLong remainingMs = new java.util.concurrent.atomic.AtomicLong(-1);
         Worker worker = client.worker().queues(q).slots(1).waitMs(5000).handle("worker.latecomer", (task, ctx) -> {
             remainingMs.set(ctx.remaining().toMillis());
@@ -91,7 +68,7 @@ class WorkerTest {
 
     @Test
     void closeWaitsForRunningHandlersWithinGrace() throws Exception {
-        String q = queue();
+        String q = queue("worker");
         String id = submit(q, "worker.slow", 1, 10_000);
         CountDownLatch running = new CountDownLatch(1);
         Worker worker = client.worker().queues(q).slots(2).handle("worker.slow", (task, ctx) -> {
@@ -108,7 +85,7 @@ class WorkerTest {
 
     @Test
     void closeHandsBackWhatOutlivesTheGraceWithFastRetry() throws Exception {
-        String q = queue();
+        String q = queue("worker");
         String id = submit(q, "worker.stuck", 1, 60_000);
         CountDownLatch running = new CountDownLatch(1);
         AtomicBoolean interrupted = new AtomicBoolean();
@@ -138,7 +115,7 @@ class WorkerTest {
 
     @Test
     void onlyRegisteredPayloadVersionsAreLeased() throws Exception {
-        String q = queue();
+        String q = queue("worker");
         String v1 = submit(q, "worker.versioned", 1, 5000);
         String v2 = submit(q, "worker.versioned", 2, 5000);
         String v3 = submit(q, "worker.versioned", 3, 5000);
@@ -162,7 +139,7 @@ class WorkerTest {
 
     @Test
     void leaseIsExtendedWhileTheHandlerRuns() throws Exception {
-        String q = queue();
+        String q = queue("worker");
         String id = submit(q, "worker.long", 1, 10_000);
         AtomicBoolean lost = new AtomicBoolean();
         // a 300 ms lease would expire during a 1.2 s handler unless it is extended every 100 ms
@@ -182,7 +159,7 @@ class WorkerTest {
 
     @Test
     void ordinaryExceptionsTakeTheBackOffTier() throws Exception {
-        String q = queue();
+        String q = queue("worker");
         String id = submit(q, "worker.broken", 1, 5000);
         Worker worker = client.worker().queues(q).slots(1).handle("worker.broken", (task, ctx) -> {
             throw new IllegalStateException("boom");
