@@ -79,21 +79,13 @@ core::Result<std::vector<std::string>> ParseTarget(const std::string& target, Qu
 
 }  // namespace
 
-void DescribeMetrics(core::Metrics& m) {
-  m.Describe("madeira_tasks_submitted_total", "counter", "Tasks accepted, by queue and type.");
-  m.Describe("madeira_queue_depth", "gauge", "Tasks per queue and state.");
-  m.Describe("madeira_dispatch_latency_seconds", "histogram", "Ready to leased.");
-  m.Describe("madeira_task_duration_seconds", "histogram", "Attempt duration by outcome.");
-  m.Describe("madeira_task_outcomes_total", "counter", "Finished attempts by outcome.");
-  m.Describe("madeira_retries_total", "counter", "Retries by tier (fast, backoff).");
-  m.Describe("madeira_dead_letters_total", "counter", "Tasks that became dead.");
-  m.Describe("madeira_worker_last_seen_timestamp_seconds", "gauge", "Last worker heartbeat.");
+void DescribeHttpMetrics(core::Metrics& m) {
   m.Describe("madeira_http_requests_total", "counter", "HTTP requests by route and status.");
 }
 
 Dispatcher::Dispatcher(engine::Engine& engine, core::Metrics& metrics, const ApiConfig& config)
     : ctx_{engine, metrics}, router_(AllRoutes()), auth_(config.tokens) {
-  DescribeMetrics(metrics);
+  DescribeHttpMetrics(metrics);
 }
 
 void Dispatcher::Record(std::string_view route, unsigned status) {

@@ -28,7 +28,8 @@ class Dispatcher {
   Authenticator auth_;
 };
 
-// Declares the SPEC §3 Operations metric families so /metrics shows them from the start.
-void DescribeMetrics(core::Metrics& metrics);
+// Declares the API's own metric family so /metrics shows it from the start; the task families
+// are the engine's (engine/engine_metrics.h).
+void DescribeHttpMetrics(core::Metrics& metrics);
 
 }  // namespace madeira::api
