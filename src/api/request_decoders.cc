@@ -3,14 +3,17 @@
 #include <boost/json/serialize.hpp>
 #include <limits>
 
-#include "api/field_reader.h"
 #include "core/envelope.h"
+#include "core/field_reader.h"
 #include "core/time.h"
 
 namespace madeira::api {
 
+using core::AsInt;
 using core::ErrorCode;
+using core::FieldReader;
 using core::MakeError;
+using core::Presence;
 using core::Result;
 
 namespace {

@@ -1,11 +1,9 @@
-#include "api/field_reader.h"
+#include "core/field_reader.h"
 
 #include <algorithm>
 #include <limits>
 
-namespace madeira::api {
-
-using core::ErrorCode;
+namespace madeira::core {
 
 std::optional<int64_t> AsInt(const boost::json::value& v) {
   if (v.is_int64()) return v.get_int64();
@@ -20,7 +18,7 @@ FieldReader::FieldReader(const boost::json::object& object, std::string prefix)
     : object_(object), prefix_(std::move(prefix)) {}
 
 void FieldReader::Fail(ErrorCode code, std::string message, std::string_view name) {
-  if (!error_) error_ = core::MakeError(code, std::move(message), Path(name));
+  if (!error_) error_ = MakeError(code, std::move(message), Path(name));
 }
 
 void FieldReader::AllowOnly(std::initializer_list<std::string_view> names) {
@@ -90,4 +88,4 @@ const boost::json::value* FieldReader::Value(std::string_view name, Presence pre
   return Find(name, presence);
 }
 
-}  // namespace madeira::api
+}  // namespace madeira::core

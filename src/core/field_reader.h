@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 
-namespace madeira::api {
+namespace madeira::core {
 
 enum class Presence { kOptional, kRequired };
 
@@ -34,11 +34,11 @@ class FieldReader {
   const boost::json::value* Value(std::string_view name, Presence presence);
 
   // Records a problem the caller found itself (keeps the first one).
-  void Fail(core::ErrorCode code, std::string message, std::string_view name);
+  void Fail(ErrorCode code, std::string message, std::string_view name);
   std::string Path(std::string_view name) const { return prefix_ + std::string(name); }
 
   bool ok() const { return !error_.has_value(); }
-  const std::optional<core::Error>& error() const { return error_; }
+  const std::optional<Error>& error() const { return error_; }
 
  private:
   // The field's value, or null when absent/null (recording kMissingField if required).
@@ -46,10 +46,10 @@ class FieldReader {
 
   const boost::json::object& object_;
   std::string prefix_;
-  std::optional<core::Error> error_;
+  std::optional<Error> error_;
 };
 
 // Reads a JSON integer (int64 or uint64 kinds only: 1.0 is not an integer here).
 std::optional<int64_t> AsInt(const boost::json::value& v);
 
-}  // namespace madeira::api
+}  // namespace madeira::core
