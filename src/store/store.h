@@ -144,7 +144,57 @@ struct SchemaRecord {
   Millis created_at = 0;
 };
 
+// ---- webhooks: endpoints and events (SPEC §3 "Events and webhooks") ----
+
+// A subscription as the delivery layer configured it. The store keeps `config` (a JSON object,
+// secrets included) opaque: validation and meaning are delivery/endpoint.h's.
+struct EndpointRecord {
+  std::string endpoint_id;
+  std::string config;  // JSON object text
+  Millis created_at = 0;
+  Millis updated_at = 0;
+};
+
+struct EventRecord {
+  std::string source;
+  std::string event_id;  // unique per source
+  std::string event_type;
+  std::string payload;  // JSON text as received
+  std::string trace_id;
+  std::optional<std::string> target_uri;
+  Millis received_at = 0;
+};
+
+// One delivery of an event: the webhook.delivery task made for one endpoint.
+struct NewDelivery {
+  std::string endpoint_id;
+  core::TaskSpec task;
+};
+
+struct EventDelivery {
+  std::string endpoint_id;
+  std::string task_id;
+  core::TaskStatus status = core::TaskStatus::kPending;  // the task's current status
+};
+
+struct StoredEvent {
+  EventRecord event;
+  std::vector<EventDelivery> deliveries;  // in the order they were made
+};
+
+struct EventSubmitOutcome {
+  bool duplicate = false;  // (source, event_id) was already stored; nothing was written
+  StoredEvent stored;      // what is stored now (the earlier event when duplicate)
+};
+
 class Store {
+ protected:
+  // TRANSITIONAL: the webhook methods below answer this until every backend implements them
+  // (redis-pg is being built); then they become pure virtual again.
+  static core::Error NoWebhooks() {
+    return core::Error{core::ErrorCode::kUnavailable, "this store keeps no webhooks", {}};
+  }
+
  public:
   virtual ~Store() = default;
 
@@ -191,6 +241,40 @@ class Store {
   virtual void PutSchema(SchemaRecord schema, Callback<Unit> done) = 0;
   virtual void GetSchema(std::string task_type, int version, Callback<SchemaRecord> done) = 0;
   virtual void ListSchemas(Callback<std::vector<SchemaRecord>> done) = 0;
+
+  // Create or replace by endpoint_id.
+  virtual void PutEndpoint(EndpointRecord /*endpoint*/, Callback<Unit> done) { done(NoWebhooks()); }
+  // kNotFound when absent. The endpoint's delivery tasks stay as they are.
+  virtual void DeleteEndpoint(std::string /*endpoint_id*/, Callback<Unit> done) {
+    done(NoWebhooks());
+  }
+  virtual void GetEndpoint(std::string /*endpoint_id*/, Callback<EndpointRecord> done) {
+    done(NoWebhooks());
+  }
+  // Oldest first.
+  virtual void ListEndpoints(Callback<std::vector<EndpointRecord>> done) { done(NoWebhooks()); }
+
+  // Stores the event and submits its deliveries' tasks in one atomic, durable step, unless
+  // (source, event_id) is already stored: then nothing is written and the outcome is the stored
+  // event, marked duplicate. Delivery tasks are submitted as Submit would (pending or
+  // scheduled); a task_id that already exists is kConflict and nothing is written.
+  virtual void SubmitEvent(EventRecord /*event*/, std::vector<NewDelivery> /*deliveries*/,
+                           Millis /*now*/, Callback<EventSubmitOutcome> done) {
+    done(NoWebhooks());
+  }
+  // Adds deliveries (a redelivery) to a stored event, atomically. kNotFound when the event is
+  // not stored. Returns the event with every delivery it now has.
+  virtual void AddDeliveries(std::string /*source*/, std::string /*event_id*/,
+                             std::vector<NewDelivery> /*deliveries*/, Millis /*now*/,
+                             Callback<StoredEvent> done) {
+    done(NoWebhooks());
+  }
+  // The event with this id; with no source given and the id used by several sources, the one
+  // received last. kNotFound when absent.
+  virtual void GetEvent(std::string /*event_id*/, std::optional<std::string> /*source*/,
+                        Callback<StoredEvent> done) {
+    done(NoWebhooks());
+  }
 
   // Readiness: the backend answers.
   virtual void Ping(Callback<Unit> done) = 0;

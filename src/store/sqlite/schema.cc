@@ -6,7 +6,7 @@ namespace madeira::store::sqlite {
 
 namespace {
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 // Times are INTEGER ms since the epoch; status is the wire name so the file reads well in the
 // sqlite3 shell. seq (the rowid) is submit order: FIFO tie-break and search cursor.
@@ -112,6 +112,43 @@ DROP INDEX tasks_status;
 CREATE INDEX tasks_status ON tasks(status, seq) WHERE status <> 'running';
 )sql";
 
+// v3, webhooks: endpoints and the events fanned out to them. seq (the rowid) is the order of
+// arrival, stable across VACUUM because it is declared: ListEndpoints walks it, GetEvent breaks
+// received_at ties with it, and a delivery names its event by it (as an attempt names its task).
+// A replaced endpoint keeps its seq, so it keeps its place in the list.
+constexpr const char* kMigrateV3 = R"sql(
+CREATE TABLE endpoints(
+  seq INTEGER PRIMARY KEY,
+  endpoint_id TEXT NOT NULL UNIQUE,
+  config TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE events(
+  seq INTEGER PRIMARY KEY,
+  source TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  trace_id TEXT NOT NULL,
+  target_uri TEXT,
+  received_at INTEGER NOT NULL,
+  UNIQUE(source, event_id)
+);
+-- GetEvent without a source: the newest received of an id used by several sources.
+CREATE INDEX events_by_id ON events(event_id, received_at);
+
+-- position: the order the deliveries were made in (a redelivery appends).
+CREATE TABLE event_deliveries(
+  event_seq INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  endpoint_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  PRIMARY KEY(event_seq, position)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 void PrepareDatabase(Db& db, int64_t cache_kib) {
@@ -137,6 +174,7 @@ void PrepareDatabase(Db& db, int64_t cache_kib) {
   try {
     if (version < 1) db.Exec(kSchemaV1);
     if (version < 2) db.Exec(kMigrateV2);
+    if (version < 3) db.Exec(kMigrateV3);
     db.Exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     db.Exec("COMMIT");
   } catch (const DbError&) {

@@ -143,6 +143,44 @@ class SqliteStore final : public Store {
   void ListSchemas(Callback<std::vector<SchemaRecord>> done) override {
     Read<std::vector<SchemaRecord>>(std::move(done), [this] { return table_.ListSchemas(); });
   }
+  void PutEndpoint(EndpointRecord endpoint, Callback<Unit> done) override {
+    Write<Unit>(std::move(done),
+                [this, endpoint = std::move(endpoint)] { return table_.PutEndpoint(endpoint); });
+  }
+  void DeleteEndpoint(std::string endpoint_id, Callback<Unit> done) override {
+    Write<Unit>(std::move(done), [this, endpoint_id = std::move(endpoint_id)] {
+      return table_.DeleteEndpoint(endpoint_id);
+    });
+  }
+  void GetEndpoint(std::string endpoint_id, Callback<EndpointRecord> done) override {
+    Read<EndpointRecord>(std::move(done), [this, endpoint_id = std::move(endpoint_id)] {
+      return table_.GetEndpoint(endpoint_id);
+    });
+  }
+  void ListEndpoints(Callback<std::vector<EndpointRecord>> done) override {
+    Read<std::vector<EndpointRecord>>(std::move(done), [this] { return table_.ListEndpoints(); });
+  }
+  void SubmitEvent(EventRecord event, std::vector<NewDelivery> deliveries, Millis now,
+                   Callback<EventSubmitOutcome> done) override {
+    Write<EventSubmitOutcome>(
+        std::move(done), [this, event = std::move(event), deliveries = std::move(deliveries), now] {
+          return table_.SubmitEvent(event, deliveries, now);
+        });
+  }
+  void AddDeliveries(std::string source, std::string event_id, std::vector<NewDelivery> deliveries,
+                     Millis now, Callback<StoredEvent> done) override {
+    Write<StoredEvent>(std::move(done),
+                       [this, source = std::move(source), event_id = std::move(event_id),
+                        deliveries = std::move(deliveries),
+                        now] { return table_.AddDeliveries(source, event_id, deliveries, now); });
+  }
+  void GetEvent(std::string event_id, std::optional<std::string> source,
+                Callback<StoredEvent> done) override {
+    Read<StoredEvent>(std::move(done),
+                      [this, event_id = std::move(event_id), source = std::move(source)] {
+                        return table_.GetEvent(event_id, source);
+                      });
+  }
   void Ping(Callback<Unit> done) override {
     Read<Unit>(std::move(done), [this]() -> Result<Unit> {
       db_->QueryInt("SELECT 1");

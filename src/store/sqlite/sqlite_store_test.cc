@@ -52,6 +52,11 @@ void RawExec(const std::filesystem::path& db, const std::string& sql) {
   sqlite3_close(handle);
 }
 
+// Turns a current file back into a v2 one (before endpoints and events).
+constexpr const char* kUndoV3 =
+    "DROP TABLE event_deliveries; DROP TABLE events; DROP TABLE endpoints;"
+    "PRAGMA user_version = 2;";
+
 // The one task the sqlite-only cases below submit.
 core::TaskSpec OneTask() {
   core::TaskSpec spec;
@@ -82,9 +87,9 @@ TEST(SqliteStore, MigratesAV1FileWithARunningTask) {
   }
   const std::string legacy_lease = "0123456789abcdef0123456789abcdef";
   RawExec(dir / "madeira.db",
-          "UPDATE tasks SET status = 'running', lease_id = '" + legacy_lease +
-              "', fencing_token = 1, attempts = 1, attempt_started_at = " + std::to_string(kT0) +
-              ", lease_deadline = " + std::to_string(kT0 + 60'000) +
+          std::string(kUndoV3) + "UPDATE tasks SET status = 'running', lease_id = '" +
+              legacy_lease + "', fencing_token = 1, attempts = 1, attempt_started_at = " +
+              std::to_string(kT0) + ", lease_deadline = " + std::to_string(kT0 + 60'000) +
               " WHERE task_id = 'a';"
               "INSERT INTO attempts(task_seq, attempt, worker_id, started_at) "
               "SELECT seq, 1, 'old-worker', " +
@@ -113,6 +118,56 @@ TEST(SqliteStore, MigratesAV1FileWithARunningTask) {
   EXPECT_EQ((*attempts)[0].worker_id, "old-worker");
   EXPECT_EQ((*attempts)[0].finished_at, kT0 + 5);
   EXPECT_EQ((*attempts)[0].outcome, core::AttemptOutcome::kSucceeded);
+  store->Close();
+  store.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// A v2 file keeps its tasks through the migration and then takes endpoints and events, whose
+// deliveries queue behind the tasks it already had.
+TEST(SqliteStore, MigratesAV2FileToWebhooks) {
+  using testing::Await;
+  using testing::kT0;
+  auto dir = std::filesystem::temp_directory_path() / "madeira_sqlite_migrate_v2";
+  std::filesystem::remove_all(dir);
+  core::TaskSpec old_task = OneTask();
+  old_task.queue = "webhook:ep_1";
+  {
+    auto store = OpenForTest(dir.string());
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE((Await<std::vector<SubmitOutcome>>(
+        [&](auto done) { store->Submit({old_task}, kT0, done); })));
+    store->Close();
+  }
+  RawExec(dir / "madeira.db", kUndoV3);
+  auto store = OpenForTest(dir.string());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Await<core::Task>([&](auto done) { store->Get("a", done); }).value().status,
+            core::TaskStatus::kPending);
+  ASSERT_TRUE(Await<Unit>([&](auto done) {
+    store->PutEndpoint({"ep_1", R"({"url":"https://example.com"})", kT0, kT0}, done);
+  }));
+  NewDelivery delivery{"ep_1", OneTask()};
+  delivery.task.task_id = "d1";
+  delivery.task.queue = "webhook:ep_1";
+  EventRecord event{"shop", "evt_1", "order.paid", "{}", "trace", std::nullopt, kT0 + 1};
+  auto outcome = Await<EventSubmitOutcome>(
+      [&](auto done) { store->SubmitEvent(event, {delivery}, kT0 + 1, done); });
+  ASSERT_TRUE(outcome) << outcome.error().message;
+  EXPECT_FALSE(outcome->duplicate);
+  LeaseRequest req;
+  req.worker_id = "w";
+  req.queues = {"webhook:ep_1"};
+  req.max_tasks = 10;
+  req.now = kT0 + 1;
+  auto batch = Await<LeaseBatch>([&](auto done) { store->Lease(req, done); });
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(testing::LeasedIds(*batch), (std::vector<std::string>{"a", "d1"}));
+  auto stored =
+      Await<StoredEvent>([&](auto done) { store->GetEvent("evt_1", std::nullopt, done); });
+  ASSERT_TRUE(stored);
+  ASSERT_EQ(stored->deliveries.size(), 1u);
+  EXPECT_EQ(stored->deliveries[0].status, core::TaskStatus::kRunning);
   store->Close();
   store.reset();
   std::filesystem::remove_all(dir);

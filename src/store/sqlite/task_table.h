@@ -2,7 +2,10 @@
 // its own savepoint). They return user errors as values and throw DbError on SQLite failures.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/random.h"
@@ -43,6 +46,18 @@ class TaskTable {
   Result<SchemaRecord> GetSchema(const std::string& task_type, int version);
   Result<std::vector<SchemaRecord>> ListSchemas();
 
+  // webhooks.cc
+  Result<Unit> PutEndpoint(const EndpointRecord& endpoint);
+  Result<Unit> DeleteEndpoint(const std::string& endpoint_id);
+  Result<EndpointRecord> GetEndpoint(const std::string& endpoint_id);
+  Result<std::vector<EndpointRecord>> ListEndpoints();
+  Result<EventSubmitOutcome> SubmitEvent(const EventRecord& event,
+                                         const std::vector<NewDelivery>& deliveries, Millis now);
+  Result<StoredEvent> AddDeliveries(const std::string& source, const std::string& event_id,
+                                    const std::vector<NewDelivery>& deliveries, Millis now);
+  Result<StoredEvent> GetEvent(const std::string& event_id,
+                               const std::optional<std::string>& source);
+
  private:
   std::optional<TaskRow> FindById(const std::string& task_id);
   // The running task holding this lease, or kLeaseLost.
@@ -58,6 +73,18 @@ class TaskTable {
   // Dead tasks picked by ids (unknown or not-dead ids skipped) or by filter. A selector of one id
   // is an error instead when that task is unknown (kNotFound) or not dead (kTaskNotDead).
   Result<std::vector<TaskRow>> SelectDead(const DeadSelector& selector);
+  // The stored event (by its seq), with its deliveries and their tasks' current status.
+  // Without a source: the one received last.
+  std::optional<std::pair<int64_t, StoredEvent>> FindEvent(
+      const std::string& event_id, const std::optional<std::string>& source);
+  std::vector<EventDelivery> DeliveriesOf(int64_t event_seq);
+  // Submits the deliveries' tasks as Submit does. kTaskIdConflict when a task_id exists, maybe
+  // after earlier ones were written: the failed operation's savepoint takes them back.
+  Result<std::vector<EventDelivery>> SubmitDeliveryTasks(const std::vector<NewDelivery>& deliveries,
+                                                         Millis now);
+  // Rows for the deliveries of the event, numbered from `position` on.
+  void RecordDeliveries(int64_t event_seq, int64_t position,
+                        const std::vector<EventDelivery>& deliveries);
 
   Db& db_;
   TaskCounters& counters_;
