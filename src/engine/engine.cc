@@ -30,7 +30,12 @@ void Engine::Lease(LeaseParams params, Callback<std::vector<store::Lease>> done)
 }
 
 void Engine::Ack(std::string lease_id, std::optional<std::string> result, Callback<Unit> done) {
-  impl_->Ack(std::move(lease_id), std::move(result), std::move(done));
+  impl_->Ack(std::move(lease_id), std::move(result), {}, std::move(done));
+}
+
+void Engine::Ack(std::string lease_id, std::optional<std::string> result,
+                 store::AttemptDetail detail, Callback<Unit> done) {
+  impl_->Ack(std::move(lease_id), std::move(result), std::move(detail), std::move(done));
 }
 
 void Engine::Fail(FailParams params, Callback<FailResult> done) {
@@ -69,6 +74,22 @@ void Engine::ReplayDead(store::DeadSelector selector, store::ReplayEdits edits,
 
 void Engine::CancelDead(store::DeadSelector selector, Callback<int64_t> done) {
   impl_->store().CancelDead(std::move(selector), impl_->Now(), std::move(done));
+}
+
+void Engine::SubmitEvent(store::EventRecord event, std::vector<store::NewDelivery> deliveries,
+                         Callback<store::EventSubmitOutcome> done) {
+  impl_->SubmitEvent(std::move(event), std::move(deliveries), std::move(done));
+}
+
+void Engine::AddDeliveries(std::string source, std::string event_id,
+                           std::vector<store::NewDelivery> deliveries,
+                           Callback<store::StoredEvent> done) {
+  impl_->AddDeliveries(std::move(source), std::move(event_id), std::move(deliveries),
+                       std::move(done));
+}
+
+void Engine::SetQueuePolicy(const std::string& queue, std::optional<core::RetryPolicy> policy) {
+  impl_->SetQueuePolicy(queue, std::move(policy));
 }
 
 void Engine::Get(std::string task_id, Callback<Task> done) {

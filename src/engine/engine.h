@@ -52,6 +52,9 @@ struct FailParams {
   std::string error;  // JSON object {"type","message","stack"?}
   core::RetryMode retry = core::RetryMode::kAuto;
   std::optional<Millis> retry_after_ms;
+  // A receiver's Retry-After bounds the computed delay below instead of replacing it.
+  bool retry_after_is_floor = false;
+  store::AttemptDetail detail;
 };
 
 struct FailResult {
@@ -86,6 +89,9 @@ class Engine {
   // Long-polls up to wait_ms when nothing is ready; answers as soon as a task becomes ready.
   void Lease(LeaseParams params, Callback<std::vector<store::Lease>> done);
   void Ack(std::string lease_id, std::optional<std::string> result, Callback<Unit> done);
+  // The same, keeping what the attempt saw (a webhook delivery's HTTP status and excerpt).
+  void Ack(std::string lease_id, std::optional<std::string> result, store::AttemptDetail detail,
+           Callback<Unit> done);
   void Fail(FailParams params, Callback<FailResult> done);
   void Extend(std::string lease_id, Millis extend_ms, Callback<Millis> done);
   void Heartbeat(WorkerHeartbeat heartbeat);
@@ -94,6 +100,17 @@ class Engine {
   void Replay(std::string task_id, store::ReplayEdits edits, Callback<core::Task> done);
   void ReplayDead(store::DeadSelector selector, store::ReplayEdits edits, Callback<int64_t> done);
   void CancelDead(store::DeadSelector selector, Callback<int64_t> done);
+
+  // Built-in tasks (webhook deliveries) skip the public envelope rules (their queues are
+  // internal) but are stored, counted and woken like any other: the event and its deliveries
+  // in one atomic step.
+  void SubmitEvent(store::EventRecord event, std::vector<store::NewDelivery> deliveries,
+                   Callback<store::EventSubmitOutcome> done);
+  void AddDeliveries(std::string source, std::string event_id,
+                     std::vector<store::NewDelivery> deliveries, Callback<store::StoredEvent> done);
+  // A retry policy for one queue that outranks the configured ones (an endpoint's `retry`);
+  // nullopt removes it.
+  void SetQueuePolicy(const std::string& queue, std::optional<core::RetryPolicy> policy);
 
   void Get(std::string task_id, Callback<core::Task> done);
   void Attempts(std::string task_id, Callback<std::vector<core::Attempt>> done);

@@ -14,15 +14,25 @@ using core::TaskStatus;
 
 // ---- failures and retries ----
 
-const core::RetryPolicy& Engine::Impl::PolicyFor(const Task& task) const {
+std::shared_ptr<const core::RetryPolicy> Engine::Impl::PolicyFor(const Task& task) const {
+  {
+    std::lock_guard lock(policies_mu_);
+    if (auto it = queue_policies_.find(task.spec.queue); it != queue_policies_.end()) {
+      return it->second;
+    }
+  }
+  // The configured policies live as long as the engine: alias them without owning.
+  auto borrow = [](const core::RetryPolicy& p) {
+    return std::shared_ptr<const core::RetryPolicy>(std::shared_ptr<void>(), &p);
+  };
   if (auto it = config_.retry_by_type.find(task.spec.task_type);
       it != config_.retry_by_type.end()) {
-    return it->second;
+    return borrow(it->second);
   }
   if (auto it = config_.retry_by_queue.find(task.spec.queue); it != config_.retry_by_queue.end()) {
-    return it->second;
+    return borrow(it->second);
   }
-  return config_.default_retry;
+  return borrow(config_.default_retry);
 }
 
 store::RetryDecider Engine::Impl::MakeDecider(Millis now) {
@@ -33,7 +43,7 @@ store::RetryDecider Engine::Impl::MakeDecider(Millis now) {
     state.max_retries = task.spec.max_retries;
     state.fast_retries_used = task.fast_retries_used;
     state.fast_in_flight_for_type = fast_in_flight;
-    return core::DecideRetry(self->PolicyFor(task), state, failure, now, self->random_);
+    return core::DecideRetry(*self->PolicyFor(task), state, failure, now, self->random_);
   };
 }
 
@@ -70,7 +80,9 @@ void Engine::Impl::Fail(FailParams params, Callback<FailResult> done) {
   request.failure.outcome = core::AttemptOutcome::kFailed;
   request.failure.mode = params.retry;
   request.failure.retry_after = params.retry_after_ms;
+  request.failure.retry_after_is_floor = params.retry_after_is_floor;
   request.failure.error = std::move(params.error);
+  request.detail = std::move(params.detail);
   request.now = clock_.Now();
   const Millis now = request.now;
   store_.Fail(std::move(request), MakeDecider(now),

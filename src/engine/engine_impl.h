@@ -21,6 +21,12 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 
 class Engine::Impl : public std::enable_shared_from_this<Impl> {
  public:
+  // A task just stored, as OnCreated counts and wakes it.
+  struct CreatedTask {
+    std::string queue, task_type;
+    Millis due = 0;
+  };
+
   Impl(asio::any_io_executor executor, store::Store& store, const core::Clock& clock,
        core::Random& random, core::Metrics& metrics, const EngineConfig& config)
       : strand_(asio::make_strand(executor)),
@@ -48,7 +54,20 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(params.wait_ms);
     TryLease(std::make_shared<const LeaseParams>(std::move(params)), deadline, std::move(done));
   }
-  void Ack(std::string lease_id, std::optional<std::string> result, Callback<Unit> done);
+  void Ack(std::string lease_id, std::optional<std::string> result, store::AttemptDetail detail,
+           Callback<Unit> done);
+  void SubmitEvent(store::EventRecord event, std::vector<store::NewDelivery> deliveries,
+                   Callback<store::EventSubmitOutcome> done);
+  void AddDeliveries(std::string source, std::string event_id,
+                     std::vector<store::NewDelivery> deliveries, Callback<store::StoredEvent> done);
+  void SetQueuePolicy(const std::string& queue, std::optional<core::RetryPolicy> policy) {
+    std::lock_guard lock(policies_mu_);
+    if (policy) {
+      queue_policies_[queue] = std::make_shared<const core::RetryPolicy>(*policy);
+    } else {
+      queue_policies_.erase(queue);
+    }
+  }
   void Fail(FailParams params, Callback<FailResult> done);
   void Replay(store::DeadSelector selector, store::ReplayEdits edits,
               Callback<std::vector<core::Task>> done);
@@ -71,7 +90,12 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
   void OnAttemptFailed(const store::AttemptReport& report, Millis now,
                        core::AttemptOutcome outcome);
   store::RetryDecider MakeDecider(Millis now);
-  const core::RetryPolicy& PolicyFor(const core::Task& task) const;
+  // Shared: an endpoint update may replace a queue's policy while a decision uses it.
+  std::shared_ptr<const core::RetryPolicy> PolicyFor(const core::Task& task) const;
+  // Counts freshly stored tasks, wakes their queues' waiters and arms the timer for the
+  // scheduled ones (public submits and built-in deliveries alike).
+  void OnCreated(const std::vector<CreatedTask>& created, Millis now);
+  static std::vector<CreatedTask> CreatedFrom(const std::vector<store::NewDelivery>& deliveries);
   void WakeQueue(const std::string& queue, int count = 1) { waiters_.Wake({{queue, count}}); }
   // Makes sure the timer fires no later than `due`.
   void ArmNoLaterThan(Millis due);
@@ -90,6 +114,9 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
   asio::steady_timer timer_;  // touched only on strand_
   std::mutex timer_mu_;
   Millis armed_for_ = std::numeric_limits<Millis>::max();
+
+  mutable std::mutex policies_mu_;
+  std::map<std::string, std::shared_ptr<const core::RetryPolicy>> queue_policies_;
 
   std::mutex gauges_mu_;
   std::set<core::Labels> depth_series_;  // reset to 0 when a queue/state empties

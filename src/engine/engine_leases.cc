@@ -58,11 +58,7 @@ void Engine::Impl::Submit(std::vector<boost::json::value> envelopes,
   };
   if (specs.empty()) return finish();
 
-  struct Meta {
-    std::string queue, task_type;
-    Millis due;
-  };
-  std::vector<Meta> meta;
+  std::vector<CreatedTask> meta;
   meta.reserve(specs.size());
   for (const auto& s : specs) meta.push_back({s.queue, s.task_type, s.schedule_time});
 
@@ -70,8 +66,7 @@ void Engine::Impl::Submit(std::vector<boost::json::value> envelopes,
       std::move(specs), now,
       [self = shared_from_this(), slots, positions = std::move(positions), meta = std::move(meta),
        now, finish](Result<std::vector<store::SubmitOutcome>> outcomes) {
-        std::map<std::string, int> ready;
-        Millis earliest = std::numeric_limits<Millis>::max();
+        std::vector<CreatedTask> created;
         for (size_t k = 0; k < positions.size(); ++k) {
           auto& slot = (*slots)[positions[k]];
           if (!outcomes) {
@@ -85,19 +80,63 @@ void Engine::Impl::Submit(std::vector<boost::json::value> envelopes,
             continue;
           }
           slot = outcome;
-          if (outcome.kind != store::SubmitKind::kCreated) continue;
-          self->metrics_.Inc(metric::kSubmitted,
-                             {{"queue", meta[k].queue}, {"task_type", meta[k].task_type}});
-          if (meta[k].due > now) {
-            earliest = std::min(earliest, meta[k].due);
-          } else {
-            ++ready[meta[k].queue];
-          }
+          if (outcome.kind == store::SubmitKind::kCreated) created.push_back(meta[k]);
         }
-        if (!ready.empty()) self->waiters_.Wake(ready);
-        if (earliest != std::numeric_limits<Millis>::max()) self->ArmNoLaterThan(earliest);
+        self->OnCreated(created, now);
         finish();
       });
+}
+
+void Engine::Impl::OnCreated(const std::vector<CreatedTask>& created, Millis now) {
+  std::map<std::string, int> ready;
+  Millis earliest = std::numeric_limits<Millis>::max();
+  for (const CreatedTask& t : created) {
+    metrics_.Inc(metric::kSubmitted, {{"queue", t.queue}, {"task_type", t.task_type}});
+    if (t.due > now) {
+      earliest = std::min(earliest, t.due);
+    } else {
+      ++ready[t.queue];
+    }
+  }
+  if (!ready.empty()) waiters_.Wake(ready);
+  if (earliest != std::numeric_limits<Millis>::max()) ArmNoLaterThan(earliest);
+}
+
+// ---- built-in deliveries ----
+
+std::vector<Engine::Impl::CreatedTask> Engine::Impl::CreatedFrom(
+    const std::vector<store::NewDelivery>& deliveries) {
+  std::vector<CreatedTask> out;
+  out.reserve(deliveries.size());
+  for (const auto& d : deliveries) {
+    out.push_back({d.task.queue, d.task.task_type, d.task.schedule_time});
+  }
+  return out;
+}
+
+void Engine::Impl::SubmitEvent(store::EventRecord event, std::vector<store::NewDelivery> deliveries,
+                               Callback<store::EventSubmitOutcome> done) {
+  const Millis now = clock_.Now();
+  auto created = CreatedFrom(deliveries);
+  store_.SubmitEvent(std::move(event), std::move(deliveries), now,
+                     [self = shared_from_this(), created = std::move(created), now,
+                      done](Result<store::EventSubmitOutcome> outcome) {
+                       if (outcome && !outcome->duplicate) self->OnCreated(created, now);
+                       done(std::move(outcome));
+                     });
+}
+
+void Engine::Impl::AddDeliveries(std::string source, std::string event_id,
+                                 std::vector<store::NewDelivery> deliveries,
+                                 Callback<store::StoredEvent> done) {
+  const Millis now = clock_.Now();
+  auto created = CreatedFrom(deliveries);
+  store_.AddDeliveries(std::move(source), std::move(event_id), std::move(deliveries), now,
+                       [self = shared_from_this(), created = std::move(created), now,
+                        done](Result<store::StoredEvent> stored) {
+                         if (stored) self->OnCreated(created, now);
+                         done(std::move(stored));
+                       });
 }
 
 // ---- leases ----
@@ -146,10 +185,11 @@ void Engine::Impl::OnLeased(const std::vector<store::Lease>& leases, Millis now)
 }
 
 void Engine::Impl::Ack(std::string lease_id, std::optional<std::string> result,
-                       Callback<Unit> done) {
+                       store::AttemptDetail detail, Callback<Unit> done) {
   store::AckRequest request;
   request.lease_id = std::move(lease_id);
   request.result = std::move(result);
+  request.detail = std::move(detail);
   request.now = clock_.Now();
   request.idempotency_ttl = config_.idempotency_ttl;
   store_.Ack(std::move(request), [self = shared_from_this(), now = request.now,

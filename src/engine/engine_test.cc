@@ -84,7 +84,11 @@ class EngineTest : public ::testing::Test {
 
   Result<FailResult> Fail(const std::string& lease_id, core::RetryMode mode,
                           std::optional<Millis> retry_after = std::nullopt) {
-    FailParams p{lease_id, R"({"type":"Boom","message":"it broke"})", mode, retry_after};
+    FailParams p;
+    p.lease_id = lease_id;
+    p.error = R"({"type":"Boom","message":"it broke"})";
+    p.retry = mode;
+    p.retry_after_ms = retry_after;
     return Await<FailResult>([&](auto cb) { engine_->Fail(p, cb); });
   }
 
