@@ -33,6 +33,8 @@ class CircuitBreaker {
 
   void RecordSuccess();
   void RecordFailure(core::Millis now);
+  // Hands back a probe permit that found nothing to send, so the next caller may probe.
+  void CancelProbe() { probe_in_flight_ = false; }
 
   State state() const { return state_; }
 

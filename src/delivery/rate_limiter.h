@@ -28,6 +28,23 @@ class EndpointLimiter {
   // On kAdmitted a token is taken and the attempt counts as in flight until Release().
   Admission TryAcquire(core::Millis now);
   void Release();
+  // How many TryAcquire calls would be admitted now (free in-flight slots and whole tokens);
+  // kUnbounded when neither limit is set. Lets a caller fetch no more work than it may send.
+  int Available(core::Millis now);
+  // When Available will next be above 0 because of the bucket (now when it already is).
+  core::Millis NextTokenAt(core::Millis now);
+  static constexpr int kUnbounded = 1 << 30;
+
+  // Takes up to n admissions now (a token and an in-flight slot each) for attempts whose work
+  // is fetched asynchronously, so the time the fetch takes is not lost from a full bucket
+  // (with burst 1 that loss would be paid on every send). Returns how many were taken.
+  int Reserve(int n, core::Millis now);
+  // A reserved admission taken at `reserved_at` is used now. One that waited longer than a
+  // token's worth (a fetch that parked on an empty queue) is admitted again against the
+  // bucket as it is now, so a send after a quiet spell still fits in `burst`.
+  void UseReservation(core::Millis reserved_at, core::Millis now);
+  // Hands back n reserved admissions that found no work (slots, and tokens up to the burst).
+  void CancelReservations(int n, core::Millis now);
 
   // An endpoint update keeps the tokens already earned (capped to the new burst).
   void Update(RateLimit rate, int max_in_flight, core::Millis now);
