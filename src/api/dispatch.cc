@@ -56,6 +56,22 @@ Handler HandlerFor(RouteId id) {
       return &HandlePutSchema;
     case RouteId::kGetSchema:
       return &HandleGetSchema;
+    case RouteId::kAcceptEvent:
+      return &HandleAcceptEvent;
+    case RouteId::kGetEvent:
+      return &HandleGetEvent;
+    case RouteId::kRedeliverEvent:
+      return &HandleRedeliverEvent;
+    case RouteId::kCreateEndpoint:
+      return &HandleCreateEndpoint;
+    case RouteId::kListEndpoints:
+      return &HandleListEndpoints;
+    case RouteId::kGetEndpoint:
+      return &HandleGetEndpoint;
+    case RouteId::kPatchEndpoint:
+      return &HandlePatchEndpoint;
+    case RouteId::kDeleteEndpoint:
+      return &HandleDeleteEndpoint;
     case RouteId::kMetrics:
       return &HandleMetrics;
     case RouteId::kHealthz:
@@ -83,8 +99,9 @@ void DescribeHttpMetrics(core::Metrics& m) {
   m.Describe("madeira_http_requests_total", "counter", "HTTP requests by route and status.");
 }
 
-Dispatcher::Dispatcher(engine::Engine& engine, core::Metrics& metrics, const ApiConfig& config)
-    : ctx_{engine, metrics}, router_(AllRoutes()), auth_(config.tokens) {
+Dispatcher::Dispatcher(engine::Engine& engine, core::Metrics& metrics, const ApiConfig& config,
+                       delivery::WebhookService* webhooks)
+    : ctx_{engine, metrics, webhooks}, router_(AllRoutes()), auth_(config.tokens) {
   DescribeHttpMetrics(metrics);
 }
 

@@ -15,7 +15,9 @@ namespace madeira::api {
 
 class Dispatcher {
  public:
-  Dispatcher(engine::Engine& engine, core::Metrics& metrics, const ApiConfig& config);
+  // Without `webhooks` the event and endpoint routes answer 503 (a process not running them).
+  Dispatcher(engine::Engine& engine, core::Metrics& metrics, const ApiConfig& config,
+             delivery::WebhookService* webhooks = nullptr);
 
   boost::asio::awaitable<Response> Handle(Request request);
 

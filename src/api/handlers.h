@@ -6,6 +6,7 @@
 
 #include "api/http_types.h"
 #include "core/metrics.h"
+#include "delivery/webhook_service.h"
 #include "engine/engine.h"
 
 namespace madeira::api {
@@ -13,6 +14,7 @@ namespace madeira::api {
 struct RouteContext {
   engine::Engine& engine;
   core::Metrics& metrics;
+  delivery::WebhookService* webhooks;  // null when this process runs no webhooks
 };
 
 using Awaitable = boost::asio::awaitable<Response>;
@@ -44,6 +46,18 @@ Awaitable HandleCancelDead(RouteContext& ctx, const Request& req);
 Awaitable HandleListSchemas(RouteContext& ctx, const Request& req);
 Awaitable HandlePutSchema(RouteContext& ctx, const Request& req);
 Awaitable HandleGetSchema(RouteContext& ctx, const Request& req);
+
+// event_routes.cc
+Awaitable HandleAcceptEvent(RouteContext& ctx, const Request& req);
+Awaitable HandleGetEvent(RouteContext& ctx, const Request& req);
+Awaitable HandleRedeliverEvent(RouteContext& ctx, const Request& req);
+
+// endpoint_routes.cc
+Awaitable HandleCreateEndpoint(RouteContext& ctx, const Request& req);
+Awaitable HandleListEndpoints(RouteContext& ctx, const Request& req);
+Awaitable HandleGetEndpoint(RouteContext& ctx, const Request& req);
+Awaitable HandlePatchEndpoint(RouteContext& ctx, const Request& req);
+Awaitable HandleDeleteEndpoint(RouteContext& ctx, const Request& req);
 
 // ops_routes.cc
 Awaitable HandleMetrics(RouteContext& ctx, const Request& req);

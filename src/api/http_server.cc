@@ -3,6 +3,8 @@
 #include "api/http_server.h"
 
 #include <array>
+#include <boost/algorithm/string/case_conv.hpp>
+#include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -52,10 +54,11 @@ std::optional<core::Error> ReadFailure(const boost::system::error_code& ec) {
 
 class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
  public:
-  Impl(asio::io_context& io, engine::Engine& engine, core::Metrics& metrics, ApiConfig config)
+  Impl(asio::io_context& io, engine::Engine& engine, core::Metrics& metrics, ApiConfig config,
+       delivery::WebhookService* webhooks)
       : io_(io),
         config_(std::move(config)),
-        dispatcher_(engine, metrics, config_),
+        dispatcher_(engine, metrics, config_, webhooks),
         acceptor_(asio::make_strand(io)) {}
 
   core::Result<tcp::endpoint> Listen(const std::string& host, uint16_t port);
@@ -219,6 +222,13 @@ asio::awaitable<void> HttpServer::Impl::Serve(std::shared_ptr<Impl> self,
     request.method = std::string(req.method_string());
     request.target = std::string(req.target());
     request.authorization = std::string(req[http::field::authorization]);
+    for (const auto& field : req) {
+      if (boost::algorithm::istarts_with(field.name_string(), "x-madeira-")) {
+        request.madeira_headers.emplace_back(
+            boost::algorithm::to_lower_copy(std::string(field.name_string())),
+            std::string(field.value()));
+      }
+    }
     request.body = std::move(req.body());
     Response response = co_await dispatcher_.Handle(std::move(request));
     const bool keep = req.keep_alive() && !stopping_;
@@ -258,8 +268,8 @@ asio::awaitable<void> HttpServer::Impl::LingeringClose(Connection& conn) {
 }
 
 HttpServer::HttpServer(asio::io_context& io, engine::Engine& engine, core::Metrics& metrics,
-                       ApiConfig config)
-    : impl_(std::make_shared<Impl>(io, engine, metrics, std::move(config))) {}
+                       ApiConfig config, delivery::WebhookService* webhooks)
+    : impl_(std::make_shared<Impl>(io, engine, metrics, std::move(config), webhooks)) {}
 
 HttpServer::~HttpServer() { impl_->Stop(); }
 

@@ -11,14 +11,16 @@
 #include "api/config.h"
 #include "core/error.h"
 #include "core/metrics.h"
+#include "delivery/webhook_service.h"
 #include "engine/engine.h"
 
 namespace madeira::api {
 
 class HttpServer {
  public:
+  // `webhooks` may be null: the event and endpoint routes then answer 503.
   HttpServer(boost::asio::io_context& io, engine::Engine& engine, core::Metrics& metrics,
-             ApiConfig config);
+             ApiConfig config, delivery::WebhookService* webhooks = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -16,6 +16,7 @@ struct Request {
   std::string method;         // "GET", "POST", ...
   std::string target;         // raw request target, e.g. "/v1/tasks?limit=5"
   std::string authorization;  // the Authorization header, empty if absent
+  Headers madeira_headers;    // the X-Madeira-* headers (event signatures), names lower-case
   std::string body;
   std::vector<std::string> params;  // {id} segments of the matched pattern, in order
   QueryParams query;                // decoded query parameters, in order
@@ -28,6 +29,9 @@ struct Response {
   Headers headers;         // extra headers: Allow, Retry-After
   std::string log_detail;  // why a 5xx happened; logged, never sent
 };
+
+// The value of an X-Madeira-* header (name in any case), empty when absent.
+std::string_view MadeiraHeader(const Request& req, std::string_view name);
 
 // A JSON response with the value serialised compactly.
 Response JsonResponse(unsigned status, const boost::json::value& body);
