@@ -48,5 +48,15 @@ TEST(CircuitBreakerTest, FailedProbeReopensForAnotherCoolDown) {
   EXPECT_EQ(CircuitStateName(breaker.state()), "half_open");
 }
 
+TEST(CircuitBreakerTest, AnUnusedProbeIsHandedBack) {
+  CircuitBreaker breaker({.failure_threshold = 1, .cool_down = 10'000});
+  breaker.RecordFailure(kT0);
+  EXPECT_TRUE(breaker.Allow(kT0 + 10'000).allowed);   // the probe permit...
+  EXPECT_FALSE(breaker.Allow(kT0 + 10'001).allowed);  // ...is exclusive
+  breaker.CancelProbe();                               // nothing was sent with it
+  EXPECT_TRUE(breaker.Allow(kT0 + 10'002).allowed);
+  EXPECT_EQ(breaker.state(), CircuitBreaker::State::kHalfOpen);
+}
+
 }  // namespace
 }  // namespace madeira::delivery
