@@ -72,6 +72,8 @@ Handler HandlerFor(RouteId id) {
       return &HandlePatchEndpoint;
     case RouteId::kDeleteEndpoint:
       return &HandleDeleteEndpoint;
+    case RouteId::kRotateEndpointSecret:
+      return &HandleRotateEndpointSecret;
     case RouteId::kMetrics:
       return &HandleMetrics;
     case RouteId::kHealthz:

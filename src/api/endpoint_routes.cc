@@ -1,5 +1,5 @@
-// Webhook endpoints (admin): create, list, read, patch, delete. Secrets are shown whole only
-// in the create answer.
+// Webhook endpoints (admin): create, list, read, patch, delete, rotate. Secrets are shown whole
+// only in the create and rotate answers.
 #include <boost/json/array.hpp>
 
 #include "api/await.h"
@@ -60,6 +60,14 @@ Awaitable HandleDeleteEndpoint(RouteContext& ctx, const Request& req) {
   });
   if (!deleted) co_return ErrorResponse(deleted.error());
   co_return JsonResponse(200, {{"id", req.params[0]}, {"deleted", true}});
+}
+
+Awaitable HandleRotateEndpointSecret(RouteContext& ctx, const Request& req) {
+  if (ctx.webhooks == nullptr) co_return ErrorResponse(NoWebhooksHere());
+  Result<Endpoint> ep = co_await Await<Endpoint>(
+      [&](Callback<Endpoint> done) { ctx.webhooks->RotateSecret(req.params[0], std::move(done)); });
+  if (!ep) co_return ErrorResponse(ep.error());
+  co_return JsonResponse(200, EncodeEndpoint(*ep, SecretView::kWhole));
 }
 
 }  // namespace madeira::api

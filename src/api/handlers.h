@@ -58,6 +58,7 @@ Awaitable HandleListEndpoints(RouteContext& ctx, const Request& req);
 Awaitable HandleGetEndpoint(RouteContext& ctx, const Request& req);
 Awaitable HandlePatchEndpoint(RouteContext& ctx, const Request& req);
 Awaitable HandleDeleteEndpoint(RouteContext& ctx, const Request& req);
+Awaitable HandleRotateEndpointSecret(RouteContext& ctx, const Request& req);
 
 // ops_routes.cc
 Awaitable HandleMetrics(RouteContext& ctx, const Request& req);

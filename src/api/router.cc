@@ -56,6 +56,7 @@ const std::vector<RouteSpec>& AllRoutes() {
       {RouteId::kGetEndpoint, "GET", "/v1/endpoints/{id}", kAdminOnly},
       {RouteId::kPatchEndpoint, "PATCH", "/v1/endpoints/{id}", kAdminOnly},
       {RouteId::kDeleteEndpoint, "DELETE", "/v1/endpoints/{id}", kAdminOnly},
+      {RouteId::kRotateEndpointSecret, "POST", "/v1/endpoints/{id}/rotate", kAdminOnly},
       {RouteId::kMetrics, "GET", "/metrics", kPublic},
       {RouteId::kHealthz, "GET", "/healthz", kPublic},
       {RouteId::kReadyz, "GET", "/readyz", kPublic},

@@ -39,6 +39,7 @@ enum class RouteId {
   kGetEndpoint,
   kPatchEndpoint,
   kDeleteEndpoint,
+  kRotateEndpointSecret,
   kMetrics,
   kHealthz,
   kReadyz,

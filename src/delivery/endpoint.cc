@@ -22,7 +22,6 @@ using core::FieldReader;
 using core::MakeError;
 using core::Presence;
 
-constexpr size_t kMaxSecrets = 10;
 constexpr size_t kMaxGlobs = 100;
 constexpr size_t kMaxHeaders = 50;
 constexpr size_t kMaxUrlBytes = 2048;
@@ -198,7 +197,7 @@ core::Result<Endpoint> DecodeEndpoint(const json::value& body, Endpoint base, bo
     ep.url = *url;
   }
   if (const json::array* a = r.Array("secrets", Presence::kOptional)) {
-    auto secrets = Strings(r, "secrets", a, kMaxSecrets);
+    auto secrets = Strings(r, "secrets", a, kMaxEndpointSecrets);
     if (r.ok() && secrets.empty()) r.Fail(ErrorCode::kInvalidField, "at least one", "secrets");
     for (const std::string& s : secrets) {
       if (!r.ok()) break;

@@ -24,6 +24,7 @@ inline constexpr core::Millis kDefaultEndpointTimeoutMs = 15'000;
 inline constexpr core::Millis kMaxEndpointTimeoutMs = 30'000;
 inline constexpr int kDefaultMaxInFlight = 50;
 inline constexpr int kDefaultWebhookMaxRetries = 10;
+inline constexpr size_t kMaxEndpointSecrets = 10;
 
 struct EndpointRetry {
   int max_retries = kDefaultWebhookMaxRetries;

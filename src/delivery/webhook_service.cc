@@ -11,6 +11,7 @@
 #include "core/time.h"
 #include "delivery/payload_template.h"
 #include "delivery/source_signature.h"
+#include "delivery/standard_webhooks.h"
 
 namespace madeira::delivery {
 namespace {
@@ -338,6 +339,21 @@ void WebhookService::DeleteEndpoint(std::string id, Callback<Unit> done) {
     if (deleted) directory_.Remove(id);
     done(std::move(deleted));
   });
+}
+
+void WebhookService::RotateSecret(std::string id, Callback<Endpoint> done) {
+  auto current = directory_.Get(id);
+  if (!current || current->direct) {
+    return done(MakeError(ErrorCode::kNotFound, "no endpoint " + id));
+  }
+  Endpoint ep = *current;
+  {
+    std::lock_guard lock(random_mu_);
+    ep.secrets.insert(ep.secrets.begin(), GenerateSecret(secrets_));
+  }
+  if (ep.secrets.size() > kMaxEndpointSecrets) ep.secrets.resize(kMaxEndpointSecrets);
+  ep.updated_at = clock_.Now();
+  Save(std::move(ep), std::move(done));
 }
 
 Result<Endpoint> WebhookService::GetEndpoint(const std::string& id) const {

@@ -94,6 +94,9 @@ class WebhookService {
   void CreateEndpoint(const boost::json::value& body, Callback<Endpoint> done);
   void PatchEndpoint(std::string id, const boost::json::value& body, Callback<Endpoint> done);
   void DeleteEndpoint(std::string id, Callback<Unit> done);
+  // Puts a new secret first and keeps the others (both sign while receivers switch over);
+  // drop the old ones with a PATCH of `secrets` once they have.
+  void RotateSecret(std::string id, Callback<Endpoint> done);
   core::Result<Endpoint> GetEndpoint(const std::string& id) const;
   std::vector<Endpoint> ListEndpoints() const;
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "delivery/source_signature.h"
+#include "delivery/standard_webhooks.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace madeira::delivery {
@@ -207,6 +208,21 @@ TEST_F(WebhookServiceTest, AFailureStreakOutlivingDisableAfterDisablesTheEndpoin
   auto accepted = Post("billing", "k-new", std::string(kPaymentEvent), clock_.Now());
   ASSERT_TRUE(accepted);
   EXPECT_EQ(accepted->deliveries, 0);
+}
+
+TEST_F(WebhookServiceTest, RotationPutsANewSecretFirstAndKeepsTheOld) {
+  Endpoint ep = CreateEndpoint(R"({"url":"http://a/","event_types":["*"]})");
+  auto rotated = Await<Endpoint>([&](auto cb) { service_->RotateSecret(ep.id, std::move(cb)); });
+  ASSERT_TRUE(rotated);
+  ASSERT_EQ(rotated->secrets.size(), 2u);
+  EXPECT_EQ(rotated->secrets[1], ep.secrets[0]);
+  EXPECT_NE(rotated->secrets[0], ep.secrets[0]);
+  // Both sign while receivers switch over: one v1 signature per secret.
+  auto header = Sign("msg_1", 1, "{}", rotated->secrets);
+  ASSERT_TRUE(header);
+  EXPECT_TRUE(Verify("msg_1", 1, "{}", *header, {ep.secrets[0]}, 1));
+  EXPECT_TRUE(Verify("msg_1", 1, "{}", *header, {rotated->secrets[0]}, 1));
+  EXPECT_EQ(service_->GetEndpoint(ep.id)->secrets, rotated->secrets);
 }
 
 }  // namespace
