@@ -1,13 +1,12 @@
 #include "api/http_types.h"
 
-#include <boost/algorithm/string/predicate.hpp>
 #include <boost/json/serialize.hpp>
 
 namespace madeira::api {
 
-std::string_view MadeiraHeader(const Request& req, std::string_view name) {
+std::string_view MadeiraHeader(const Request& req, std::string_view lower_case_name) {
   for (const auto& [key, value] : req.madeira_headers) {
-    if (boost::algorithm::iequals(key, name)) return value;
+    if (key == lower_case_name) return value;  // stored lower-case by the HTTP layer
   }
   return {};
 }

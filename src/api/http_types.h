@@ -30,8 +30,8 @@ struct Response {
   std::string log_detail;  // why a 5xx happened; logged, never sent
 };
 
-// The value of an X-Madeira-* header (name in any case), empty when absent.
-std::string_view MadeiraHeader(const Request& req, std::string_view name);
+// The value of an X-Madeira-* header, asked for by its lower-case name; empty when absent.
+std::string_view MadeiraHeader(const Request& req, std::string_view lower_case_name);
 
 // A JSON response with the value serialised compactly.
 Response JsonResponse(unsigned status, const boost::json::value& body);

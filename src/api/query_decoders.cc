@@ -45,7 +45,7 @@ Result<void> CheckQueryKeys(const QueryParams& query,
 Result<void> ReadCommonQuery(const std::string& key, const std::string& value,
                              store::SearchQuery& q) {
   if (key == "queue" || key == "task_type") {
-    if (!core::IsValidName(value)) {
+    if (key == "queue" ? !core::IsFilterQueueName(value) : !core::IsValidName(value)) {
       return MakeError(ErrorCode::kInvalidField, key + " is not a valid name", key);
     }
     (key == "queue" ? q.queue : q.task_type) = value;

@@ -302,7 +302,10 @@ Result<DeadBulk> DecodeDeadBulk(std::string_view body, bool allow_edits) {
   if (r.ok() && filter != nullptr) {
     FieldReader f(*filter, "filter.");
     f.AllowOnly({"queue", "task_type", "since"});
-    bulk.selector.filter.queue = NameField(f, "queue", Presence::kOptional);
+    bulk.selector.filter.queue = f.String("queue", Presence::kOptional);
+    if (bulk.selector.filter.queue && !core::IsFilterQueueName(*bulk.selector.filter.queue)) {
+      f.Fail(ErrorCode::kInvalidField, "not a queue name", "queue");
+    }
     bulk.selector.filter.task_type = NameField(f, "task_type", Presence::kOptional);
     if (auto since = f.String("since", Presence::kOptional)) {
       Result<core::Millis> t = core::ParseRfc3339(*since, "filter.since");

@@ -115,6 +115,13 @@ bool IsValidName(std::string_view s) {
                      [&](char c) { return lower_or_digit(c) || c == '_' || c == '.' || c == '-'; });
 }
 
+bool IsFilterQueueName(std::string_view s) {
+  constexpr std::string_view kWebhookPrefix = "webhook:";
+  if (IsValidName(s)) return true;
+  if (!s.starts_with(kWebhookPrefix) || s.size() == kWebhookPrefix.size()) return false;
+  return IsValidTaskId(s.substr(kWebhookPrefix.size()));  // ids: [A-Za-z0-9._:-]
+}
+
 bool IsValidTaskId(std::string_view s) {
   if (s.empty() || s.size() > kMaxTaskIdLength) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {

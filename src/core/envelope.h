@@ -36,6 +36,9 @@ int JsonDepth(const boost::json::value& v);
 
 // The rules shared by task_type and queue: ^[a-z0-9][a-z0-9_.-]{0,127}$
 bool IsValidName(std::string_view s);
+// A queue a search or dead-letter filter may name: a valid name, or a built-in webhook queue
+// "webhook:{endpoint_id}" (not submittable, but its tasks are listed and replayed like any).
+bool IsFilterQueueName(std::string_view s);
 // task_id: 1-128 chars of [A-Za-z0-9._:-]
 bool IsValidTaskId(std::string_view s);
 

@@ -349,3 +349,19 @@ TEST(JsonDepth, CountsObjectsAndArrays) {
 
 }  // namespace
 }  // namespace madeira::core
+
+namespace madeira::core {
+namespace {
+
+TEST(Envelope, FiltersMayNameWebhookQueuesThatSubmitsMayNot) {
+  EXPECT_TRUE(IsFilterQueueName("orders"));
+  EXPECT_TRUE(IsFilterQueueName("webhook:ep_01a22dc7835b2bc1e8759b14da6dc8bf"));
+  EXPECT_TRUE(IsFilterQueueName("webhook:direct:shop"));
+  EXPECT_FALSE(IsValidName("webhook:ep_1"));  // never a submittable queue
+  EXPECT_FALSE(IsFilterQueueName("webhook:"));
+  EXPECT_FALSE(IsFilterQueueName("webhook:ep 1"));
+  EXPECT_FALSE(IsFilterQueueName("Orders"));
+}
+
+}  // namespace
+}  // namespace madeira::core

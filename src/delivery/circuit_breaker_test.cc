@@ -53,7 +53,7 @@ TEST(CircuitBreakerTest, AnUnusedProbeIsHandedBack) {
   breaker.RecordFailure(kT0);
   EXPECT_TRUE(breaker.Allow(kT0 + 10'000).allowed);   // the probe permit...
   EXPECT_FALSE(breaker.Allow(kT0 + 10'001).allowed);  // ...is exclusive
-  breaker.CancelProbe();                               // nothing was sent with it
+  breaker.CancelProbe();                              // nothing was sent with it
   EXPECT_TRUE(breaker.Allow(kT0 + 10'002).allowed);
   EXPECT_EQ(breaker.state(), CircuitBreaker::State::kHalfOpen);
 }

@@ -187,6 +187,13 @@ class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
                          "the endpoint was deleted", {});
     }
     const Endpoint& ep = *pump->endpoint;
+    if (!ep.enabled) {
+      // Leased by a poll that was parked when the endpoint was disabled: not sent; back to
+      // the queue, where it waits for the endpoint to be enabled again.
+      pump->limiter.Release();
+      return FailAttempt(attempt, core::RetryMode::kBackoff, "webhook.endpoint_disabled",
+                         "the endpoint is disabled; not sent", {});
+    }
     auto payload = DecodeDeliveryPayload(lease.task.spec.payload);
     if (!payload) {
       pump->limiter.Release();
@@ -245,6 +252,9 @@ class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
       } else {
         service_.RecordFailure(ep->id, outcome.reason);
       }
+      // The report may have disabled the endpoint; the listener's update is still queued on
+      // this strand, and the Poll below must not lease for a disabled endpoint meanwhile.
+      if (auto fresh = service_.directory().Get(ep->id)) pump->endpoint = fresh;
     }
     store::AttemptDetail detail{outcome.http_status,
                                 outcome.excerpt.empty() && !outcome.http_status

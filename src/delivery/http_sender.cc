@@ -14,11 +14,15 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace madeira::delivery {
 namespace {
+
+constexpr size_t kMaxIdleEasyHandles = 256;
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -154,8 +158,8 @@ class HttpSender::Impl {
     // No "Expect: 100-continue" round trip on large bodies.
     t->headers = curl_slist_append(t->headers, "Expect:");
 
-    CURL* e = t->easy = curl_easy_init();
-    if (e == nullptr) throw std::runtime_error("curl_easy_init failed");  // out of memory
+    CURL* e = TakeEasy();
+    t->easy = e;
     const long timeout = static_cast<long>(std::max<core::Millis>(1, req.timeout_ms));
     curl_easy_setopt(e, CURLOPT_URL, req.url.c_str());
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -204,7 +208,30 @@ class HttpSender::Impl {
                         std::chrono::steady_clock::now() - t->started)
                         .count();
     curl_multi_remove_handle(multi_, e);
+    t->easy = nullptr;
+    GiveBackEasy(e);
     t->done(std::move(r));
+  }
+
+  // Easy handles are reused: setting one up costs more than the request on a warm connection.
+  CURL* TakeEasy() {
+    if (idle_easy_.empty()) {
+      CURL* e = curl_easy_init();
+      if (e == nullptr) throw std::runtime_error("curl_easy_init failed");  // out of memory
+      return e;
+    }
+    CURL* e = idle_easy_.back();
+    idle_easy_.pop_back();
+    return e;
+  }
+
+  void GiveBackEasy(CURL* e) {
+    if (idle_easy_.size() >= kMaxIdleEasyHandles) {
+      curl_easy_cleanup(e);
+      return;
+    }
+    curl_easy_reset(e);  // options back to defaults; the multi handle keeps the connections
+    idle_easy_.push_back(e);
   }
 
   void Drain() {
@@ -267,15 +294,43 @@ class HttpSender::Impl {
     return 0;
   }
 
+  // curl calls this on every handle added and every step; re-arming the steady timer each time
+  // costs a timerfd_settime syscall, so: "now" is a posted action (coalesced), and a later
+  // deadline than the one already armed only moves `timer_due_` (the wait re-arms on firing).
   static int OnTimer(CURLM*, long timeout_ms, void* self_ptr) {
     auto* self = static_cast<Impl*>(self_ptr);
-    self->timer_.cancel();
-    if (timeout_ms < 0) return 0;
-    self->timer_.expires_after(std::chrono::milliseconds(timeout_ms));
-    self->timer_.async_wait([self](const boost::system::error_code& ec) {
-      if (!ec && self->multi_ != nullptr) self->Action(CURL_SOCKET_TIMEOUT, 0);
-    });
+    if (timeout_ms < 0) {
+      self->timer_due_.reset();
+      return 0;
+    }
+    if (timeout_ms == 0) {
+      self->timer_due_.reset();
+      if (!self->kick_posted_) {
+        self->kick_posted_ = true;
+        asio::post(self->ioc_, [self] {
+          self->kick_posted_ = false;
+          if (self->multi_ != nullptr) self->Action(CURL_SOCKET_TIMEOUT, 0);
+        });
+      }
+      return 0;
+    }
+    const auto due = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    self->timer_due_ = due;
+    if (!self->timer_armed_ || self->timer_.expiry() > due) self->ArmTimer(due);
     return 0;
+  }
+
+  void ArmTimer(std::chrono::steady_clock::time_point at) {
+    timer_armed_ = true;
+    timer_.expires_at(at);  // a wait already pending ends with operation_aborted
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      timer_armed_ = false;
+      if (!timer_due_ || multi_ == nullptr) return;
+      if (std::chrono::steady_clock::now() < *timer_due_) return ArmTimer(*timer_due_);
+      timer_due_.reset();
+      Action(CURL_SOCKET_TIMEOUT, 0);
+    });
   }
 
   // Every connection attempt passes here, after DNS: the guard sees the real peer address.
@@ -325,6 +380,8 @@ class HttpSender::Impl {
       t->done(std::move(t->response));
     }
     aborted.clear();
+    for (CURL* e : idle_easy_) curl_easy_cleanup(e);
+    idle_easy_.clear();
     curl_multi_cleanup(multi_);  // closes cached connections through OnCloseSocket
     multi_ = nullptr;
     while (!watches_.empty()) Forget(watches_.begin()->first);
@@ -336,6 +393,11 @@ class HttpSender::Impl {
   asio::io_context ioc_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   asio::steady_timer timer_;
+  // Only touched on the I/O thread: curl's requested deadline, and whether a wait is out.
+  std::optional<std::chrono::steady_clock::time_point> timer_due_;
+  bool timer_armed_ = false;
+  bool kick_posted_ = false;
+  std::vector<CURL*> idle_easy_;
   CURLM* multi_ = nullptr;
   // Only touched on the I/O thread.
   std::map<curl_socket_t, std::shared_ptr<Watch>> watches_;

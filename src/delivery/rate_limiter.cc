@@ -71,9 +71,10 @@ int EndpointLimiter::Reserve(int n, core::Millis now) {
 void EndpointLimiter::UseReservation(core::Millis reserved_at, core::Millis now) {
   if (rate_.per_second <= 0) return;
   if (static_cast<double>(now - reserved_at) * rate_.per_second <= 1000.0) return;
+  // The token taken then is forfeit (the bucket has refilled meanwhile, up to the burst); one
+  // is taken now, if need be on credit (below 0), which the next refills pay back.
   Refill(now);
-  // Give the reserved token back and take one now: the bucket never ends above burst - 1.
-  tokens_ = std::min<double>(rate_.burst, tokens_ + 1.0) - 1.0;
+  tokens_ -= 1.0;
 }
 
 void EndpointLimiter::CancelReservations(int n, core::Millis now) {

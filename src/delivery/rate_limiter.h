@@ -40,8 +40,8 @@ class EndpointLimiter {
   // (with burst 1 that loss would be paid on every send). Returns how many were taken.
   int Reserve(int n, core::Millis now);
   // A reserved admission taken at `reserved_at` is used now. One that waited longer than a
-  // token's worth (a fetch that parked on an empty queue) is admitted again against the
-  // bucket as it is now, so a send after a quiet spell still fits in `burst`.
+  // token's worth (a fetch that parked on an empty queue) pays a token again from the bucket
+  // as it is now, so the sends after a quiet spell still fit in `burst`.
   void UseReservation(core::Millis reserved_at, core::Millis now);
   // Hands back n reserved admissions that found no work (slots, and tokens up to the burst).
   void CancelReservations(int n, core::Millis now);

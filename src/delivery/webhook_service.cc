@@ -68,7 +68,8 @@ WebhookService::WebhookService(engine::Engine& engine, store::Store& store,
       ids_(ids),
       secrets_(secrets),
       metrics_(metrics),
-      config_(std::move(config)) {
+      config_(std::move(config)),
+      replays_(2 * kSourceToleranceSeconds * 1000) {
   metrics_.Describe(metric::kEventsReceived, "counter",
                     "Inbound events by source and result (accepted, duplicate, bad_signature, "
                     "invalid).");
@@ -134,6 +135,8 @@ void WebhookService::AcceptEvent(InboundEvent in, Callback<EventAccepted> done) 
   if (!VerifySourceEvent(in.timestamp, in.signature, in.body, source->secrets, now)) {
     return reject(bad_signature, "bad_signature");
   }
+  std::string request_key = source->id + "\n" + in.timestamp + "\n" + in.signature;
+  if (replays_.Seen(request_key, now)) return reject(bad_signature, "bad_signature");
 
   auto parsed = core::ParseJson(in.body);
   if (!parsed) return reject(parsed.error(), "invalid");
@@ -189,8 +192,10 @@ void WebhookService::AcceptEvent(InboundEvent in, Callback<EventAccepted> done) 
   const int count = static_cast<int>(deliveries.size());
   engine_.SubmitEvent(
       event, std::move(deliveries),
-      [this, label, count, done](Result<store::EventSubmitOutcome> outcome) {
+      [this, label, count, now, request_key = std::move(request_key),
+       done](Result<store::EventSubmitOutcome> outcome) mutable {
         if (!outcome) return done(outcome.error());
+        replays_.Remember(std::move(request_key), now);
         metrics_.Inc(
             metric::kEventsReceived,
             {{"source", label}, {"result", outcome->duplicate ? "duplicate" : "accepted"}});

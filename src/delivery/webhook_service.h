@@ -16,6 +16,7 @@
 #include "core/random.h"
 #include "delivery/endpoint.h"
 #include "delivery/endpoint_directory.h"
+#include "delivery/replay_guard.h"
 #include "engine/engine.h"
 
 namespace madeira::delivery {
@@ -82,7 +83,8 @@ class WebhookService {
   // Loads the stored endpoints into the directory and sets their retry policies.
   void Start(Callback<Unit> done);
 
-  // kBadSignature for an unknown source, a bad or stale signature; kInvalidJson /
+  // kBadSignature for an unknown source, a bad or stale signature, or a request already
+  // accepted once (the same timestamp and signature again); kInvalidJson /
   // kInvalidField / kPayloadTooLarge for a malformed event. Nothing is stored then.
   void AcceptEvent(InboundEvent in, Callback<EventAccepted> done);
   void GetEvent(std::string event_id, std::optional<std::string> source,
@@ -128,6 +130,7 @@ class WebhookService {
   core::Metrics& metrics_;
   WebhookConfig config_;
   EndpointDirectory directory_;
+  ReplayGuard replays_;
   mutable std::mutex random_mu_;  // the Random objects are not thread-safe
   std::mutex state_mu_;           // serialises read-modify-write of one endpoint's state
 };

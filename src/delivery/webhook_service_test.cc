@@ -225,5 +225,19 @@ TEST_F(WebhookServiceTest, RotationPutsANewSecretFirstAndKeepsTheOld) {
   EXPECT_EQ(service_->GetEndpoint(ep.id)->secrets, rotated->secrets);
 }
 
+TEST_F(WebhookServiceTest, TheSameSignedRequestAgainIsAReplayAndRefused) {
+  CreateEndpoint(R"({"url":"http://a/","event_types":["*"]})");
+  ASSERT_TRUE(Post("billing", "k-new", std::string(kPaymentEvent), kT0));
+  clock_.Advance(1000);
+  auto replayed = Post("billing", "k-new", std::string(kPaymentEvent), kT0);
+  ASSERT_FALSE(replayed);
+  EXPECT_EQ(replayed.error().code, ErrorCode::kBadSignature);
+  // Signed anew (a source's honest retry), it is the event_id dedupe instead.
+  auto resent = Post("billing", "k-new", std::string(kPaymentEvent), kT0 + 1000);
+  ASSERT_TRUE(resent);
+  EXPECT_TRUE(resent->duplicate);
+  EXPECT_EQ(GetEvent("evt_1")->deliveries.size(), 1u);
+}
+
 }  // namespace
 }  // namespace madeira::delivery
