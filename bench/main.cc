@@ -1,4 +1,5 @@
 // madeira_bench: starts the real server per scenario, loads it over loopback, prints medians.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -19,18 +20,18 @@ using madeira::bench::Report;
 using madeira::bench::ScenarioEnv;
 
 constexpr std::string_view kUsage =
-    "usage: madeira_bench [--madeira PATH] [--runs N] [--only a,b,c,d,e,f] [--scale X] "
+    "usage: madeira_bench [--madeira PATH] [--runs N] [--only a,b,c,d,e,f,w] [--scale X] "
     "[--json FILE]\n"
     "  --madeira  server binary (default build-bench/madeira)\n"
     "  --runs     runs per scenario, each on a fresh server; medians are reported (default 3)\n"
-    "  --only     scenarios to run (default all)\n"
+    "  --only     scenarios to run, by letter or name (webhooks = w); default all\n"
     "  --scale    multiplies task counts, e.g. 0.1 for a quick check (default 1)\n"
     "  --json     also write the results as JSON to FILE\n";
 
 struct Flags {
   std::string madeira = "build-bench/madeira";
   int runs = 3;
-  std::string only = "abcdef";
+  std::string only = "abcdefw";
   double scale = 1;
   std::string json;
 };
@@ -69,11 +70,23 @@ Flags ParseFlags(int argc, char** argv) {
   return f;
 }
 
-// The letters of `scenario` that --only asked for.
-std::string Wanted(const std::string& letters, const std::string& only) {
+// The letters of `scenario` that --only asked for: a comma-separated list whose items are
+// letters ("a,c" or "ac") or a scenario's name ("webhooks").
+std::string Wanted(const madeira::bench::Scenario& scenario, const std::string& only) {
+  std::string letters_asked;
+  size_t begin = 0;
+  while (begin <= only.size()) {
+    size_t end = std::min(only.find(',', begin), only.size());
+    std::string item = only.substr(begin, end - begin);
+    begin = end + 1;
+    if (!scenario.name.empty() && item == scenario.name) return scenario.letters;
+    bool is_name = std::any_of(AllScenarios().begin(), AllScenarios().end(),
+                               [&](const auto& s) { return !s.name.empty() && s.name == item; });
+    if (!is_name) letters_asked += item;
+  }
   std::string out;
-  for (char c : letters) {
-    if (only.find(c) != std::string::npos) out.push_back(c);
+  for (char c : scenario.letters) {
+    if (letters_asked.find(c) != std::string::npos) out.push_back(c);
   }
   return out;
 }
@@ -93,7 +106,7 @@ int main(int argc, char** argv) {
 
   ScenarioEnv env{flags.madeira, flags.scale};
   for (const auto& scenario : AllScenarios()) {
-    std::string wanted = Wanted(scenario.letters, flags.only);
+    std::string wanted = Wanted(scenario, flags.only);
     if (wanted.empty()) continue;
     for (int run = 1; run <= flags.runs; ++run) {
       std::printf("[%s] %s, run %d/%d ...\n", scenario.letters.c_str(), scenario.title.c_str(), run,

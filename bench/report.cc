@@ -63,7 +63,7 @@ namespace {
 // Throughputs read best as integers, latencies and sizes with one or two decimals.
 std::string Format(double v, const std::string& unit) {
   char buf[64];
-  if (unit == "tasks/s") {
+  if (unit.ends_with("/s")) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
   } else if (unit == "s") {
     std::snprintf(buf, sizeof buf, "%.2f", v);
@@ -83,13 +83,13 @@ std::string Target(const Measurement& m) {
 std::string Report::Table() const {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-10s %-42s %-9s %12s %12s %25s  %s\n", "id", "measurement",
+  std::snprintf(line, sizeof line, "%-10s %-42s %-12s %12s %12s %25s  %s\n", "id", "measurement",
                 "unit", "target", "median", "min-max", "met?");
   out += line;
-  out += std::string(122, '-') + "\n";
+  out += std::string(125, '-') + "\n";
   for (const Aggregate& a : results) {
     std::string range = Format(a.min, a.first.unit) + " - " + Format(a.max, a.first.unit);
-    std::snprintf(line, sizeof line, "%-10s %-42s %-9s %12s %12s %25s  %s\n", a.first.id.c_str(),
+    std::snprintf(line, sizeof line, "%-10s %-42s %-12s %12s %12s %25s  %s\n", a.first.id.c_str(),
                   a.first.what.c_str(), a.first.unit.c_str(), Target(a.first).c_str(),
                   Format(a.median, a.first.unit).c_str(), range.c_str(), a.Met().c_str());
     out += line;

@@ -1,6 +1,7 @@
 #include "scenario_support.h"
 
 #include <boost/asio/this_coro.hpp>
+#include <fstream>
 #include <stdexcept>
 
 namespace madeira::bench {
@@ -12,13 +13,23 @@ FreshServer::FreshServer(const std::string& binary) {
   process = std::make_unique<ServerProcess>(binary, data_dir(), log_file());
 }
 
+FreshServer::FreshServer(const std::string& binary, const std::string& config_toml) {
+  std::filesystem::create_directories(data_dir());
+  std::ofstream(config_file()) << config_toml;
+  has_config = true;
+  process = std::make_unique<ServerProcess>(binary, data_dir(), log_file(),
+                                            std::chrono::seconds(120), config_file());
+}
+
 void FreshServer::Restart(const std::string& binary) {
   std::string how = process->Stop();
   process.reset();
   if (how != "exit 0") {
     throw std::runtime_error("SIGTERM: server ended with " + how + " (SPEC §1 wants exit 0)");
   }
-  process = std::make_unique<ServerProcess>(binary, data_dir(), log_file());
+  process =
+      std::make_unique<ServerProcess>(binary, data_dir(), log_file(), std::chrono::seconds(120),
+                                      has_config ? config_file() : std::filesystem::path());
 }
 
 void ThrowUnlessOk(const HttpResponse& r, std::string_view what) {

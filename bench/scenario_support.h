@@ -22,13 +22,17 @@ using SteadyClock = std::chrono::steady_clock;
 // A server on its own temp data dir; both go away together.
 struct FreshServer {
   explicit FreshServer(const std::string& binary);
+  // The same with `config_toml` written to config.toml in the temp dir and passed as --config.
+  FreshServer(const std::string& binary, const std::string& config_toml);
 
   // Stops the running server and starts another on the same data dir (scenario e).
   void Restart(const std::string& binary);
   std::filesystem::path data_dir() const { return dir.path() / "data"; }
   std::filesystem::path log_file() const { return dir.path() / "server.log"; }
+  std::filesystem::path config_file() const { return dir.path() / "config.toml"; }
 
   TempDir dir;
+  bool has_config = false;
   std::unique_ptr<ServerProcess> process;
 };
 

@@ -16,6 +16,7 @@ const std::vector<Scenario>& AllScenarios() {
       {"c", "ready->leased latency at 5k/s", RunReadyLatency},
       {"de", "1M pending: RSS, then restart to /readyz", RunPendingFootprint},
       {"f", "delayed task lateness", RunDelayedLateness},
+      {"w", "webhooks: deliveries/s, backlog drain, latency at 2k/s", RunWebhooks, "webhooks"},
   };
   return all;
 }

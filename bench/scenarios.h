@@ -31,11 +31,13 @@ std::vector<Measurement> RunDrainRate(const ScenarioEnv& env);         // b
 std::vector<Measurement> RunReadyLatency(const ScenarioEnv& env);      // c
 std::vector<Measurement> RunPendingFootprint(const ScenarioEnv& env);  // d and e
 std::vector<Measurement> RunDelayedLateness(const ScenarioEnv& env);   // f
+std::vector<Measurement> RunWebhooks(const ScenarioEnv& env);          // w
 
 struct Scenario {
   std::string letters;  // the --only letters it serves: "de" measures both d and e
   std::string title;
   std::vector<Measurement> (*run)(const ScenarioEnv&);
+  std::string name = {};  // --only also takes this word for all its letters, e.g. "webhooks"
 };
 
 const std::vector<Scenario>& AllScenarios();

@@ -73,7 +73,8 @@ std::string DescribeStatus(int status) {
 }  // namespace
 
 ServerProcess::ServerProcess(const std::string& binary, const fs::path& data_dir,
-                             const fs::path& log_file, std::chrono::seconds startup_timeout) {
+                             const fs::path& log_file, std::chrono::seconds startup_timeout,
+                             const fs::path& config_file) {
   if (access(binary.c_str(), X_OK) != 0) {
     throw std::runtime_error("no executable server binary at " + binary);
   }
@@ -83,6 +84,10 @@ ServerProcess::ServerProcess(const std::string& binary, const fs::path& data_dir
   if (log_fd < 0) throw std::runtime_error("cannot open " + log_file.string());
   std::vector<std::string> args = {binary,       "serve",           "--listen", "127.0.0.1:0",
                                    "--data-dir", data_dir.string(), "--store",  "sqlite"};
+  if (!config_file.empty()) {
+    args.push_back("--config");
+    args.push_back(config_file.string());
+  }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -28,10 +28,12 @@ class TempDir {
 class ServerProcess {
  public:
   // Starts the binary and waits for its "listening on HOST:PORT" line; throws
-  // std::runtime_error when it exits or stays silent for `startup_timeout`.
+  // std::runtime_error when it exits or stays silent for `startup_timeout`. A non-empty
+  // `config_file` is passed as --config (e.g. [[sources]] and [delivery] for webhooks).
   ServerProcess(const std::string& binary, const std::filesystem::path& data_dir,
                 const std::filesystem::path& log_file,
-                std::chrono::seconds startup_timeout = std::chrono::seconds(120));
+                std::chrono::seconds startup_timeout = std::chrono::seconds(120),
+                const std::filesystem::path& config_file = {});
   // Stops the server if it is still running.
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
