@@ -69,11 +69,16 @@ $(FUZZ_BUILD)/build.ninja:
 	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DMADEIRA_FUZZ=ON -DMADEIRA_TESTS=OFF
 
+FUZZERS ?= envelope webhook
+
 fuzz: $(FUZZ_BUILD)/build.ninja
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target envelope_fuzz
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) $(foreach f,$(FUZZERS),--target $(f)_fuzz)
 	@# libFuzzer adds what it finds to the corpus folder: work on a copy, keep the seeds clean.
-	rm -rf $(FUZZ_BUILD)/corpus && cp -r fuzz/corpus/envelope $(FUZZ_BUILD)/corpus
-	$(FUZZ_BUILD)/envelope_fuzz -max_total_time=$${FUZZ_SECONDS:-300} $(FUZZ_BUILD)/corpus
+	for f in $(FUZZERS); do \
+	  rm -rf $(FUZZ_BUILD)/corpus-$$f && cp -r fuzz/corpus/$$f $(FUZZ_BUILD)/corpus-$$f && \
+	  $(FUZZ_BUILD)/$${f}_fuzz -max_total_time=$${FUZZ_SECONDS:-300} $(FUZZ_BUILD)/corpus-$$f \
+	    || exit 1; \
+	done
 
 fuzz-short:
 	@if command -v clang++-14 >/dev/null; then $(MAKE) fuzz FUZZ_SECONDS=20; \
