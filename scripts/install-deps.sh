@@ -7,7 +7,9 @@ build_pkgs=(
   libcurl4-openssl-dev libhiredis-dev libcli11-dev libtomlplusplus-dev libspdlog-dev
   libvalijson-dev libsqlite3-dev libpq-dev libssl-dev
 )
-test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev)
+# redis-server/postgresql: private instances for the redis-pg store tests (scripts/test-services.sh).
+test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev
+  redis-server redis-tools postgresql)
 want=("${build_pkgs[@]}")
 [ "${1:-}" = "--test" ] && want+=("${test_pkgs[@]}")
 missing=()

@@ -188,13 +188,6 @@ struct EventSubmitOutcome {
 };
 
 class Store {
- protected:
-  // TRANSITIONAL: the webhook methods below answer this until every backend implements them
-  // (redis-pg is being built); then they become pure virtual again.
-  static core::Error NoWebhooks() {
-    return core::Error{core::ErrorCode::kUnavailable, "this store keeps no webhooks", {}};
-  }
-
  public:
   virtual ~Store() = default;
 
@@ -243,38 +236,29 @@ class Store {
   virtual void ListSchemas(Callback<std::vector<SchemaRecord>> done) = 0;
 
   // Create or replace by endpoint_id.
-  virtual void PutEndpoint(EndpointRecord /*endpoint*/, Callback<Unit> done) { done(NoWebhooks()); }
+  virtual void PutEndpoint(EndpointRecord endpoint, Callback<Unit> done) = 0;
   // kNotFound when absent. The endpoint's delivery tasks stay as they are.
-  virtual void DeleteEndpoint(std::string /*endpoint_id*/, Callback<Unit> done) {
-    done(NoWebhooks());
-  }
-  virtual void GetEndpoint(std::string /*endpoint_id*/, Callback<EndpointRecord> done) {
-    done(NoWebhooks());
-  }
+  virtual void DeleteEndpoint(std::string endpoint_id, Callback<Unit> done) = 0;
+  virtual void GetEndpoint(std::string endpoint_id, Callback<EndpointRecord> done) = 0;
   // Oldest first.
-  virtual void ListEndpoints(Callback<std::vector<EndpointRecord>> done) { done(NoWebhooks()); }
+  virtual void ListEndpoints(Callback<std::vector<EndpointRecord>> done) = 0;
 
   // Stores the event and submits its deliveries' tasks in one atomic, durable step, unless
   // (source, event_id) is already stored: then nothing is written and the outcome is the stored
   // event, marked duplicate. Delivery tasks are submitted as Submit would (pending or
-  // scheduled); a task_id that already exists is kConflict and nothing is written.
-  virtual void SubmitEvent(EventRecord /*event*/, std::vector<NewDelivery> /*deliveries*/,
-                           Millis /*now*/, Callback<EventSubmitOutcome> done) {
-    done(NoWebhooks());
-  }
+  // scheduled); a task_id that already exists (whatever its content) is kTaskIdConflict and
+  // nothing is written.
+  virtual void SubmitEvent(EventRecord event, std::vector<NewDelivery> deliveries, Millis now,
+                           Callback<EventSubmitOutcome> done) = 0;
   // Adds deliveries (a redelivery) to a stored event, atomically. kNotFound when the event is
   // not stored. Returns the event with every delivery it now has.
-  virtual void AddDeliveries(std::string /*source*/, std::string /*event_id*/,
-                             std::vector<NewDelivery> /*deliveries*/, Millis /*now*/,
-                             Callback<StoredEvent> done) {
-    done(NoWebhooks());
-  }
+  virtual void AddDeliveries(std::string source, std::string event_id,
+                             std::vector<NewDelivery> deliveries, Millis now,
+                             Callback<StoredEvent> done) = 0;
   // The event with this id; with no source given and the id used by several sources, the one
   // received last. kNotFound when absent.
-  virtual void GetEvent(std::string /*event_id*/, std::optional<std::string> /*source*/,
-                        Callback<StoredEvent> done) {
-    done(NoWebhooks());
-  }
+  virtual void GetEvent(std::string event_id, std::optional<std::string> source,
+                        Callback<StoredEvent> done) = 0;
 
   // Readiness: the backend answers.
   virtual void Ping(Callback<Unit> done) = 0;

@@ -1,0 +1,205 @@
+#include "store/redis_pg/backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <random>
+
+namespace madeira::store::redis_pg {
+
+namespace {
+
+using core::ErrorCode;
+using core::MakeError;
+using core::TaskStatus;
+
+constexpr int kOutboxBatch = 2000;
+constexpr int kFlushRounds = 1000;  // bounds one flush; what is left waits for the next
+
+std::string UpsertTasksSql() {
+  std::string cols = kPgTaskColumns;
+  std::string sql = "INSERT INTO tasks (" + cols + ") SELECT " + cols +
+                    " FROM json_populate_recordset(NULL::tasks, $1::json) "
+                    "ON CONFLICT (task_id) DO UPDATE SET ";
+  // Every column but the key, taken from the newer version only.
+  size_t start = 0;
+  bool first = true;
+  while (start < cols.size()) {
+    size_t end = cols.find(',', start);
+    if (end == std::string::npos) end = cols.size();
+    std::string c = cols.substr(start, end - start);
+    c.erase(0, c.find_first_not_of(' '));
+    if (c != "task_id") {
+      if (!first) sql += ", ";
+      sql += c + " = EXCLUDED." + c;
+      first = false;
+    }
+    start = end + 1;
+  }
+  return sql + " WHERE tasks.ver < EXCLUDED.ver";
+}
+
+std::string InsertAttemptsSql() {
+  return "INSERT INTO attempts (task_id, " + std::string(kPgAttemptColumns) + ") SELECT task_id, " +
+         kPgAttemptColumns +
+         " FROM json_populate_recordset(NULL::attempts, $1::json) "
+         "ON CONFLICT (task_id, attempt) DO NOTHING";
+}
+
+}  // namespace
+
+Backend::Backend(RedisEndpoint redis, core::Millis io_timeout, std::string pg_url,
+                 std::string pg_schema, std::string key_prefix, std::string client_name)
+    : redis_(std::move(redis), io_timeout, client_name),
+      pg_(std::move(pg_url), pg_schema, client_name),
+      pg_schema_(std::move(pg_schema)),
+      prefix_(std::move(key_prefix)) {
+  std::random_device rd;
+  consumer_ = "c" + std::to_string(::getpid()) + "-" + std::to_string(rd());
+}
+
+core::Result<Unit> Backend::Start(bool allow_volatile) {
+  try {
+    redis_.EnsureConnected();
+    RedisReply info = redis_.Command({"INFO", "persistence"});
+    bool aof = info.str.find("aof_enabled:1") != std::string::npos;
+    RedisReply fsync = redis_.Command({"CONFIG", "GET", "appendfsync"});
+    std::string mode = fsync.elements.size() == 2 ? fsync.elements[1].str : "unknown";
+    if (!allow_volatile && (!aof || mode != "always")) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "redis: persistence is appendonly " + std::string(aof ? "yes" : "no") +
+                           " with appendfsync " + mode +
+                           "; accepted tasks are durable only with appendonly yes and "
+                           "appendfsync always (or pass --allow-volatile-redis)");
+    }
+    LoadScripts();
+    RedisReply group =
+        redis_.Command({"XGROUP", "CREATE", prefix_ + "outbox", "pg", "0", "MKSTREAM"});
+    if (group.IsError() && group.str.rfind("BUSYGROUP", 0) != 0) {
+      return MakeError(ErrorCode::kUnavailable, "redis: " + group.str);
+    }
+    // Entries another process read but never copied (it died): copying twice is harmless.
+    redis_.Command({"XAUTOCLAIM", prefix_ + "outbox", "pg", consumer_, "60000", "0-0", "COUNT",
+                    Num(kOutboxBatch * 10)});
+  } catch (const RedisIoError& e) {
+    return MakeError(ErrorCode::kUnavailable, e.what());
+  }
+  try {
+    MigratePg(pg_, pg_schema_);
+  } catch (const PgError& e) {
+    return MakeError(ErrorCode::kUnavailable, e.what());
+  }
+  return Unit{};
+}
+
+void Backend::LoadScripts() {
+  std::vector<RedisCommand> loads;
+  for (int i = 0; i < kScriptCount; ++i) {
+    loads.push_back({"SCRIPT", "LOAD", ScriptSource(static_cast<Script>(i))});
+  }
+  auto replies = redis_.Pipeline(loads);
+  for (int i = 0; i < kScriptCount; ++i) {
+    if (replies[i].IsError()) throw RedisIoError("redis: SCRIPT LOAD: " + replies[i].str);
+    shas_[i] = replies[i].str;
+  }
+  scripts_generation_ = redis_.generation();
+}
+
+std::vector<RedisReply> Backend::Pipeline(const std::vector<RedisCall>& calls) {
+  redis_.EnsureConnected();
+  if (scripts_generation_ != redis_.generation()) LoadScripts();
+  auto build = [&](const RedisCall& c) {
+    if (!c.script) return c.args;
+    RedisCommand cmd{"EVALSHA", shas_[static_cast<int>(*c.script)], "0", prefix_};
+    cmd.insert(cmd.end(), c.args.begin(), c.args.end());
+    return cmd;
+  };
+  std::vector<RedisCommand> commands;
+  commands.reserve(calls.size());
+  for (const RedisCall& c : calls) commands.push_back(build(c));
+  std::vector<RedisReply> replies = redis_.Pipeline(commands);
+  for (size_t i = 0; i < replies.size(); ++i) {
+    // SCRIPT FLUSH or a Redis restart without the script cache: load again and repeat.
+    if (replies[i].IsError() && replies[i].str.rfind("NOSCRIPT", 0) == 0) {
+      LoadScripts();
+      replies[i] = redis_.Command(build(calls[i]));
+    }
+  }
+  return replies;
+}
+
+void Backend::FlushOutbox() {
+  const std::string stream = prefix_ + "outbox";
+  for (int round = 0; round < kFlushRounds; ++round) {
+    // Our own pending entries first (read before but not copied), then new ones.
+    const bool from_pending = outbox_pending_;
+    RedisReply r = Call({std::nullopt,
+                         {"XREADGROUP", "GROUP", "pg", consumer_, "COUNT", Num(kOutboxBatch),
+                          "STREAMS", stream, from_pending ? "0" : ">"}});
+    if (r.IsError()) throw RedisIoError("redis: XREADGROUP: " + r.str);
+    std::vector<Fields> entries;
+    RedisCommand ack{"XACK", stream, "pg"};
+    RedisCommand del{"XDEL", stream};
+    if (!r.IsNil() && !r.elements.empty()) {
+      for (const RedisReply& e : r.elements[0].elements.at(1).elements) {
+        ack.push_back(e.elements.at(0).str);
+        del.push_back(e.elements.at(0).str);
+        if (e.elements.size() > 1 && !e.elements[1].IsNil()) {
+          entries.push_back(FieldsFromFlat(e.elements[1]));
+        }
+      }
+    }
+    const size_t n = ack.size() - 3;
+    if (n == 0) {
+      if (!from_pending) return;
+      outbox_pending_ = false;
+      continue;
+    }
+    outbox_pending_ = true;  // until these are copied and acknowledged
+    RecordBatch batch = BuildRecordBatch(entries);
+    pg_.Exec("BEGIN");
+    try {
+      if (batch.tasks > 0) pg_.Exec(UpsertTasksSql(), {batch.tasks_json});
+      if (batch.attempts > 0) pg_.Exec(InsertAttemptsSql(), {batch.attempts_json});
+      pg_.Exec("COMMIT");
+    } catch (...) {
+      try {
+        pg_.Exec("ROLLBACK");
+      } catch (const PgError&) {
+      }
+      throw;
+    }
+    Pipeline({{std::nullopt, ack}, {std::nullopt, del}});
+    outbox_pending_ = from_pending;
+    if (!from_pending && static_cast<int>(n) < kOutboxBatch) return;
+  }
+}
+
+std::optional<LiveTask> Backend::GetLive(const std::string& task_id) {
+  RedisReply r = Call({Script::kGet, {task_id}});
+  if (r.IsError()) throw RedisIoError("redis: " + r.str);
+  if (r.IsNil()) return std::nullopt;
+  return TaskFromFields(FieldsFromFlat(r));
+}
+
+std::optional<core::Task> Backend::GetRecorded(const std::string& task_id) {
+  FlushOutbox();
+  PgResult r = pg_.Exec(TaskSelect() + " WHERE task_id = $1", {task_id});
+  if (r.Rows() == 0) return std::nullopt;
+  return TaskFromRow(r, 0);
+}
+
+Result<core::Task> Backend::Get(const std::string& task_id) {
+  if (auto live = GetLive(task_id)) return std::move(live->task);
+  if (auto rec = GetRecorded(task_id)) return std::move(*rec);
+  return MakeError(ErrorCode::kNotFound, "no task " + task_id);
+}
+
+Result<Unit> Backend::Ping() {
+  RedisReply r = Call({std::nullopt, {"PING"}});
+  if (r.IsError()) return MakeError(ErrorCode::kUnavailable, "redis: " + r.str);
+  pg_.Exec("SELECT 1");
+  return Unit{};
+}
+
+}  // namespace madeira::store::redis_pg

@@ -1,0 +1,87 @@
+// What the store thread holds: the Redis and PostgreSQL connections, the loaded scripts, and
+// every operation as a blocking function. Used from the store thread only.
+//
+// Redis is the truth for live tasks (each transition one Lua script); PostgreSQL keeps the
+// record: every task's latest state, the attempt log and schemas. Scripts append what they
+// changed to an outbox stream; FlushOutbox() copies it into PostgreSQL (idempotently: a task row
+// is only replaced by a newer `ver`) and then acknowledges it, so a crash in between repeats
+// the copy instead of losing it.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "store/redis_pg/pg_conn.h"
+#include "store/redis_pg/redis_conn.h"
+#include "store/redis_pg/scripts.h"
+#include "store/redis_pg/task_codec.h"
+#include "store/store.h"
+
+namespace madeira::store::redis_pg {
+
+// A command for the pipeline: a script with its arguments (the key prefix is added), or a
+// plain command when `script` is empty.
+struct RedisCall {
+  std::optional<Script> script;
+  std::vector<std::string> args;
+};
+
+class Backend {
+ public:
+  // `client_name` names both connections (CLIENT SETNAME, application_name).
+  Backend(RedisEndpoint redis, core::Millis io_timeout, std::string pg_url, std::string pg_schema,
+          std::string key_prefix, std::string client_name);
+
+  // Start-up checks: connects both, checks Redis persistence (unless allow_volatile), migrates
+  // the PostgreSQL schema. Returns the error to show, naming the service at fault.
+  core::Result<Unit> Start(bool allow_volatile);
+
+  // Runs calls pipelined (one write, then the replies in order). Throws RedisIoError.
+  std::vector<RedisReply> Pipeline(const std::vector<RedisCall>& calls);
+  RedisReply Call(const RedisCall& call) { return std::move(Pipeline({call}).front()); }
+
+  // Copies the outbox into PostgreSQL. Throws PgError / RedisIoError; what was not copied is
+  // copied by a later call.
+  void FlushOutbox();
+
+  // Operations that need more than one round trip (the single-script ones are built by the
+  // store and parsed by the functions in ops.h).
+  Result<AttemptReport> Fail(const FailRequest& request, const RetryDecider& decide,
+                             bool expire_only);
+  Result<std::vector<AttemptReport>> ExpireLeases(Millis now, const RetryDecider& decide);
+  Result<core::Task> Get(const std::string& task_id);
+  Result<std::vector<core::Attempt>> Attempts(const std::string& task_id);
+  Result<SearchPage> Search(const SearchQuery& query);
+  Result<std::vector<core::Task>> Replay(const DeadSelector& selector, const ReplayEdits& edits,
+                                         const ReplayCheck& check, Millis now);
+  Result<int64_t> CancelDead(const DeadSelector& selector, Millis now);
+  Result<Unit> PutSchema(const SchemaRecord& schema);
+  Result<SchemaRecord> GetSchema(const std::string& task_type, int version);
+  Result<std::vector<SchemaRecord>> ListSchemas();
+  Result<Unit> PutEndpoint(const EndpointRecord& endpoint);
+  Result<Unit> DeleteEndpoint(const std::string& endpoint_id);
+  Result<EndpointRecord> GetEndpoint(const std::string& endpoint_id);
+  Result<std::vector<EndpointRecord>> ListEndpoints();
+  Result<Unit> Ping();
+
+ private:
+  void LoadScripts();
+  std::optional<LiveTask> GetLive(const std::string& task_id);
+  std::optional<core::Task> GetRecorded(const std::string& task_id);
+  Result<std::vector<LiveTask>> SelectDead(const DeadSelector& selector);
+
+  RedisConn redis_;
+  PgConn pg_;
+  std::string pg_schema_;
+  std::string prefix_;
+  std::string consumer_;
+  uint64_t scripts_generation_ = 0;
+  std::array<std::string, kScriptCount> shas_;
+  bool outbox_pending_ = true;  // our consumer may hold entries read but not yet copied
+};
+
+}  // namespace madeira::store::redis_pg

@@ -1,0 +1,223 @@
+#include "store/redis_pg/ops.h"
+
+#include <cstdio>
+
+namespace madeira::store::redis_pg {
+
+namespace {
+
+using core::ErrorCode;
+using core::MakeError;
+
+core::Error LeaseLost() { return MakeError(ErrorCode::kLeaseLost, "lease expired or superseded"); }
+
+core::TaskStatus StatusOf(const std::string& text) {
+  auto s = core::ParseTaskStatus(text);
+  if (!s) throw std::runtime_error("unknown task status " + text);
+  return *s;
+}
+
+void AppendTaskArgs(std::vector<std::string>& args, const core::TaskSpec& t);
+
+std::string NewLeaseId(core::Random& random) {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(random.Next64()),
+                static_cast<unsigned long long>(random.Next64()));
+  return buf;
+}
+
+}  // namespace
+
+RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now) {
+  RedisCall call{Script::kSubmit, {Num(now)}};
+  call.args.reserve(1 + tasks.size() * 12);
+  for (const core::TaskSpec& t : tasks) AppendTaskArgs(call.args, t);
+  return call;
+}
+
+Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>& tasks,
+                                               const RedisReply& r) {
+  if (r.IsError()) return ScriptError(r);
+  std::vector<SubmitOutcome> out;
+  for (size_t i = 0; i < r.elements.size() && i < tasks.size(); ++i) {
+    const RedisReply& e = r.elements[i];
+    const std::string& kind = e.elements.at(0).str;
+    SubmitKind k = kind == "created"     ? SubmitKind::kCreated
+                   : kind == "duplicate" ? SubmitKind::kDuplicate
+                                         : SubmitKind::kConflict;
+    out.push_back({k, tasks[i].task_id, StatusOf(e.elements.at(1).str)});
+  }
+  return out;
+}
+
+RedisCall LeaseCall(const LeaseRequest& request, core::Random& random) {
+  const int want = std::max(request.max_tasks, 0);
+  RedisCall call{
+      Script::kLease,
+      {Num(request.now), Num(want), request.lease_ms ? "+" + Num(*request.lease_ms) : "-",
+       request.worker_id, Num(static_cast<int64_t>(request.queues.size()))}};
+  call.args.insert(call.args.end(), request.queues.begin(), request.queues.end());
+  std::vector<std::string> allowed;
+  for (const auto& [type, versions] : request.task_types) {
+    for (int v : versions) allowed.push_back(type + "\t" + Num(v));
+  }
+  // A type listed with no versions allows nothing; an empty map allows everything.
+  if (!request.task_types.empty() && allowed.empty()) allowed.push_back("\t");
+  call.args.push_back(Num(static_cast<int64_t>(allowed.size())));
+  call.args.insert(call.args.end(), allowed.begin(), allowed.end());
+  for (int i = 0; i < want; ++i) call.args.push_back(NewLeaseId(random));
+  return call;
+}
+
+Result<LeaseBatch> LeaseReply(const RedisReply& r) {
+  if (r.IsError()) return ScriptError(r);
+  LeaseBatch batch;
+  for (const RedisReply& l : r.elements.at(0).elements) {
+    LiveTask live = TaskFromFields(FieldsFromFlat(l.elements.at(1)));
+    batch.leases.push_back(store::Lease{l.elements.at(0).str, live.fencing_token, live.deadline,
+                                        std::move(live.task), live.ready_at});
+  }
+  for (const RedisReply& id : r.elements.at(1).elements) batch.deduplicated.push_back(id.str);
+  return batch;
+}
+
+RedisCall AckCall(const AckRequest& request) {
+  const AttemptDetail& d = request.detail;
+  return {Script::kAck,
+          {request.lease_id, Num(request.now), Num(request.idempotency_ttl), OptArg(request.result),
+           d.http_status ? "+" + Num(*d.http_status) : "-", OptArg(d.response_excerpt)}};
+}
+
+Result<AttemptReport> AckReply(const RedisReply& r) {
+  if (r.IsError()) return ScriptError(r);
+  if (r.elements.empty() || r.elements[0].str != "ok") return LeaseLost();
+  LiveTask live = TaskFromFields(FieldsFromFlat(r.elements.at(1)));
+  return AttemptReport{std::move(live.task), live.attempt_started_at, {}};
+}
+
+RedisCall ExtendCall(const ExtendRequest& request) {
+  return {Script::kExtend, {request.lease_id, Num(request.extend_ms), Num(request.now)}};
+}
+
+Result<Millis> ExtendReply(const RedisReply& r) {
+  if (r.IsError()) return ScriptError(r);
+  if (r.elements.empty() || r.elements[0].str != "ok") return LeaseLost();
+  return std::stoll(r.elements.at(1).str);
+}
+
+RedisCall CancelCall(const std::string& task_id, Millis now) {
+  return {Script::kCancel, {task_id, Num(now)}};
+}
+
+Result<core::Task> CancelReply(const std::string& task_id, const RedisReply& r) {
+  if (r.IsError()) return ScriptError(r);
+  const std::string& verdict = r.elements.at(0).str;
+  if (verdict == "ok") return TaskFromFields(FieldsFromFlat(r.elements.at(1))).task;
+  if (verdict == "running") {
+    return MakeError(ErrorCode::kTaskRunning, "task is running; it can be cancelled once it ends");
+  }
+  if (verdict == "terminal") {
+    return MakeError(ErrorCode::kTaskTerminal, "task already " + r.elements.at(1).str);
+  }
+  return MakeError(ErrorCode::kNotFound, "no task " + task_id);
+}
+
+RedisCall PromoteCall(Millis now) { return {Script::kPromote, {Num(now)}}; }
+
+Result<std::vector<std::string>> PromoteReply(const RedisReply& r) {
+  if (r.IsError()) return ScriptError(r);
+  std::vector<std::string> queues;
+  for (const RedisReply& q : r.elements) queues.push_back(q.str);
+  return queues;
+}
+
+RedisCall NextWakeupCall() { return {Script::kNextWakeup, {}}; }
+
+Result<std::optional<Millis>> NextWakeupReply(const RedisReply& r) {
+  if (r.IsError()) return ScriptError(r);
+  if (r.IsNil()) return std::optional<Millis>();
+  return std::optional<Millis>(std::stoll(r.str));
+}
+
+namespace {
+
+void AppendTaskArgs(std::vector<std::string>& args, const core::TaskSpec& t) {
+  args.insert(args.end(), {t.task_id, t.task_type, t.queue, Num(t.payload_version), t.payload,
+                           Num(t.schedule_time), Num(t.timeout_ms), Num(t.max_retries),
+                           Num(t.priority), t.trace_id, OptArg(t.idempotency_key), t.content_hash});
+}
+
+// [event fields, [[endpoint, task_id, status], ...]]
+StoredEvent StoredEventFrom(const RedisReply& r) {
+  Fields f = FieldsFromFlat(r.elements.at(0));
+  StoredEvent stored;
+  EventRecord& e = stored.event;
+  e.source = f.at("source");
+  e.event_id = f.at("event_id");
+  e.event_type = f.at("type");
+  e.payload = f.at("payload");
+  e.trace_id = f.at("trace");
+  if (auto it = f.find("target"); it != f.end()) e.target_uri = it->second;
+  e.received_at = std::stoll(f.at("received"));
+  for (const RedisReply& d : r.elements.at(1).elements) {
+    stored.deliveries.push_back(
+        {d.elements.at(0).str, d.elements.at(1).str, StatusOf(d.elements.at(2).str)});
+  }
+  return stored;
+}
+
+}  // namespace
+
+RedisCall EventCall(const std::string& mode, const EventRecord& event,
+                    const std::vector<NewDelivery>& deliveries, Millis now) {
+  RedisCall call{Script::kEvent,
+                 {Num(now), mode, event.source, event.event_id, event.event_type, event.payload,
+                  event.trace_id, OptArg(event.target_uri), Num(event.received_at),
+                  Num(static_cast<int64_t>(deliveries.size()))}};
+  for (const NewDelivery& d : deliveries) {
+    call.args.push_back(d.endpoint_id);
+    AppendTaskArgs(call.args, d.task);
+  }
+  return call;
+}
+
+Result<EventSubmitOutcome> EventReply(const RedisReply& r) {
+  if (r.IsError()) return ScriptError(r);
+  const std::string& verdict = r.elements.at(0).str;
+  if (verdict == "conflict") {
+    return MakeError(ErrorCode::kTaskIdConflict, "task " + r.elements.at(1).str + " already exists",
+                     "task_id");
+  }
+  if (verdict == "notfound") return MakeError(ErrorCode::kNotFound, "no such event");
+  return EventSubmitOutcome{verdict == "duplicate", StoredEventFrom(r.elements.at(1))};
+}
+
+RedisCall GetEventCall(const std::string& event_id, const std::optional<std::string>& source) {
+  return {Script::kGetEvent, {event_id, OptArg(source)}};
+}
+
+Result<StoredEvent> GetEventReply(const std::string& event_id, const RedisReply& r) {
+  if (r.IsError()) return ScriptError(r);
+  if (r.IsNil()) return MakeError(ErrorCode::kNotFound, "no event " + event_id);
+  return StoredEventFrom(r);
+}
+
+RedisCall DepthsCall(const std::string& key_prefix) {
+  return {std::nullopt, {"HGETALL", key_prefix + "depth"}};
+}
+
+Result<std::vector<DepthRow>> DepthsReply(const RedisReply& r) {
+  if (r.IsError()) return ScriptError(r);
+  std::vector<DepthRow> rows;
+  for (size_t i = 0; i + 1 < r.elements.size(); i += 2) {
+    const std::string& key = r.elements[i].str;
+    size_t tab = key.find('\t');
+    if (tab == std::string::npos) continue;
+    int64_t count = std::stoll(r.elements[i + 1].str);
+    if (count == 0) continue;
+    rows.push_back({key.substr(0, tab), StatusOf(key.substr(tab + 1)), count});
+  }
+  return rows;
+}
+
+}  // namespace madeira::store::redis_pg

@@ -1,0 +1,47 @@
+// The operations that are one script call each: how to build the call and read its reply.
+// The store pipelines these (many in one round trip) on its thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/random.h"
+#include "store/redis_pg/backend.h"
+
+namespace madeira::store::redis_pg {
+
+RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now);
+Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>& tasks,
+                                               const RedisReply& r);
+
+// Lease ids are made by the caller (unguessable: 128 random bits).
+RedisCall LeaseCall(const LeaseRequest& request, core::Random& random);
+Result<LeaseBatch> LeaseReply(const RedisReply& r);
+
+RedisCall AckCall(const AckRequest& request);
+Result<AttemptReport> AckReply(const RedisReply& r);
+
+RedisCall ExtendCall(const ExtendRequest& request);
+Result<Millis> ExtendReply(const RedisReply& r);
+
+RedisCall CancelCall(const std::string& task_id, Millis now);
+Result<core::Task> CancelReply(const std::string& task_id, const RedisReply& r);
+
+RedisCall PromoteCall(Millis now);
+Result<std::vector<std::string>> PromoteReply(const RedisReply& r);
+
+RedisCall NextWakeupCall();
+Result<std::optional<Millis>> NextWakeupReply(const RedisReply& r);
+
+// mode "new" (SubmitEvent) or "add" (AddDeliveries; only source and event_id of `event` used).
+RedisCall EventCall(const std::string& mode, const EventRecord& event,
+                    const std::vector<NewDelivery>& deliveries, Millis now);
+Result<EventSubmitOutcome> EventReply(const RedisReply& r);
+RedisCall GetEventCall(const std::string& event_id, const std::optional<std::string>& source);
+Result<StoredEvent> GetEventReply(const std::string& event_id, const RedisReply& r);
+
+RedisCall DepthsCall(const std::string& key_prefix);
+Result<std::vector<DepthRow>> DepthsReply(const RedisReply& r);
+
+}  // namespace madeira::store::redis_pg

@@ -1,0 +1,195 @@
+#include "store/redis_pg/pg_conn.h"
+
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+
+namespace madeira::store::redis_pg {
+
+namespace {
+
+// Migration N (1-based) brings the schema from version N-1 to N. Append only.
+const std::vector<std::string>& Migrations() {
+  static const std::vector<std::string> migrations = {
+      // 1: the durable record. `tasks` mirrors every accepted task (Redis keeps the live state;
+      // this row lags it by at most one store batch) and keeps terminal tasks for history.
+      R"SQL(
+CREATE TABLE tasks (
+  task_id text PRIMARY KEY,
+  seq bigint NOT NULL UNIQUE,
+  ver bigint NOT NULL,
+  queue text NOT NULL,
+  task_type text NOT NULL,
+  payload_version int NOT NULL,
+  payload text NOT NULL,
+  schedule_time bigint NOT NULL,
+  timeout_ms bigint NOT NULL,
+  max_retries int NOT NULL,
+  priority int NOT NULL,
+  trace_id text NOT NULL,
+  idempotency_key text,
+  content_hash text NOT NULL,
+  status text NOT NULL,
+  retry_count int NOT NULL,
+  attempts int NOT NULL,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  next_attempt_at bigint,
+  last_error text,
+  result text,
+  deduplicated boolean NOT NULL,
+  fast_retries_used int NOT NULL,
+  in_fast_retry boolean NOT NULL
+);
+CREATE INDEX tasks_status_seq ON tasks(status, seq);
+CREATE INDEX tasks_trace ON tasks(trace_id, seq);
+CREATE TABLE attempts (
+  task_id text NOT NULL,
+  attempt int NOT NULL,
+  worker_id text NOT NULL,
+  started_at bigint NOT NULL,
+  finished_at bigint NOT NULL,
+  outcome text NOT NULL,
+  error text,
+  http_status int,
+  response_excerpt text,
+  PRIMARY KEY (task_id, attempt)
+);
+CREATE TABLE schemas (
+  task_type text NOT NULL,
+  version int NOT NULL,
+  schema text NOT NULL,
+  created_at bigint NOT NULL,
+  PRIMARY KEY (task_type, version)
+);
+)SQL",
+      // 2: webhook endpoints (their events live with their delivery tasks in Redis). seq keeps
+      // the order of creation; a replaced endpoint keeps its place.
+      R"SQL(
+CREATE TABLE endpoints (
+  seq bigserial PRIMARY KEY,
+  endpoint_id text NOT NULL UNIQUE,
+  config text NOT NULL,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+)SQL",
+  };
+  return migrations;
+}
+
+// libpq's messages span lines and indent with tabs; errors here are shown as one line.
+std::string OneLine(const std::string& text) {
+  std::string line;
+  for (char c : text) {
+    if (c != '\n' && c != '\t' && c != ' ') {
+      line += c;
+    } else if (!line.empty() && line.back() != ' ') {
+      line += ' ';
+    }
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+}  // namespace
+
+PgConn::PgConn(std::string url, std::string schema, std::string application_name)
+    : url_(std::move(url)),
+      schema_(std::move(schema)),
+      application_name_(std::move(application_name)) {}
+
+PgConn::~PgConn() {
+  if (conn_ != nullptr) PQfinish(conn_);
+}
+
+void PgConn::EnsureConnected() {
+  if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK &&
+      PQtransactionStatus(conn_) == PQTRANS_IDLE) {
+    // Idle, the server has nothing to say; anything readable (a termination notice, EOF) means
+    // it is going or gone. Start afresh rather than fail the next statement on it.
+    char byte = 0;
+    ssize_t n = ::recv(PQsocket(conn_), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+      PQfinish(conn_);
+      conn_ = nullptr;
+    }
+  }
+  if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) return;
+  if (conn_ != nullptr) {
+    PQfinish(conn_);
+    conn_ = nullptr;
+  }
+  std::array<const char*, 4> keys = {"dbname", "connect_timeout", "application_name", nullptr};
+  std::array<const char*, 4> values = {url_.c_str(), "5", application_name_.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
+  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
+    std::string why = OneLine(conn != nullptr ? PQerrorMessage(conn) : "out of memory");
+    if (conn != nullptr) PQfinish(conn);
+    throw PgError("postgresql: " + why);
+  }
+  conn_ = conn;
+  PQsetNoticeProcessor(
+      conn_, [](void*, const char*) {}, nullptr);
+  // The schema name is made by the store (letters, digits, underscores): safe to inline.
+  Exec("SET search_path TO " + schema_);
+}
+
+PgResult PgConn::Exec(const std::string& sql,
+                      const std::vector<std::optional<std::string>>& params) {
+  EnsureConnected();
+  PGresult* raw = nullptr;
+  if (params.empty()) {
+    raw = PQexec(conn_, sql.c_str());  // may hold several statements (migrations)
+  } else {
+    std::vector<const char*> values;
+    values.reserve(params.size());
+    for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+    raw = PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
+                       nullptr, nullptr, 0);
+  }
+  PgResult result(raw);
+  ExecStatusType status = PQresultStatus(raw);
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    std::string why = OneLine(raw != nullptr ? PQresultErrorMessage(raw) : PQerrorMessage(conn_));
+    if (PQstatus(conn_) != CONNECTION_OK) {
+      PQfinish(conn_);
+      conn_ = nullptr;
+    }
+    throw PgError("postgresql: " + why);
+  }
+  return result;
+}
+
+void MigratePg(PgConn& pg, const std::string& schema) {
+  pg.Exec("CREATE SCHEMA IF NOT EXISTS " + schema);
+  pg.Exec("BEGIN");
+  try {
+    // One migrator at a time across processes: the lock is released at COMMIT/ROLLBACK.
+    pg.Exec("SELECT pg_advisory_xact_lock(hashtext($1))", {"madeira.migrate." + schema});
+    pg.Exec("CREATE TABLE IF NOT EXISTS schema_version (version int NOT NULL)");
+    PgResult v = pg.Exec("SELECT COALESCE(MAX(version), 0) FROM schema_version");
+    int have = static_cast<int>(v.Int(0, 0));
+    if (have > kPgSchemaVersion) {
+      throw PgError("postgresql schema " + schema + " is version " + std::to_string(have) +
+                    ", written by a newer Madeira (this one knows up to " +
+                    std::to_string(kPgSchemaVersion) + ")");
+    }
+    const auto& migrations = Migrations();
+    for (int n = have + 1; n <= kPgSchemaVersion; ++n) {
+      pg.Exec(migrations[n - 1]);
+      pg.Exec("DELETE FROM schema_version");
+      pg.Exec("INSERT INTO schema_version(version) VALUES ($1)", {std::to_string(n)});
+    }
+    pg.Exec("COMMIT");
+  } catch (...) {
+    try {
+      pg.Exec("ROLLBACK");
+    } catch (const PgError&) {
+    }
+    throw;
+  }
+}
+
+}  // namespace madeira::store::redis_pg

@@ -1,0 +1,72 @@
+// One libpq connection, used from the store thread. Failures throw PgError; the next call
+// resets the connection.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace madeira::store::redis_pg {
+
+class PgError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One query result; rows and columns by index.
+class PgResult {
+ public:
+  explicit PgResult(PGresult* r) : r_(r, PQclear) {}
+  int Rows() const { return PQntuples(r_.get()); }
+  bool IsNull(int row, int col) const { return PQgetisnull(r_.get(), row, col) != 0; }
+  std::string Text(int row, int col) const { return PQgetvalue(r_.get(), row, col); }
+  std::optional<std::string> OptText(int row, int col) const {
+    if (IsNull(row, col)) return std::nullopt;
+    return Text(row, col);
+  }
+  int64_t Int(int row, int col) const { return std::stoll(Text(row, col)); }
+  std::optional<int64_t> OptInt(int row, int col) const {
+    if (IsNull(row, col)) return std::nullopt;
+    return Int(row, col);
+  }
+
+ private:
+  std::unique_ptr<PGresult, void (*)(PGresult*)> r_;
+};
+
+class PgConn {
+ public:
+  // `schema` is the PostgreSQL schema every statement runs in (search_path); `application_name`
+  // shows in pg_stat_activity.
+  PgConn(std::string url, std::string schema, std::string application_name = "madeira");
+  ~PgConn();
+  PgConn(const PgConn&) = delete;
+  PgConn& operator=(const PgConn&) = delete;
+
+  // Connects now unless connected. Outside a transaction, a connection the server closed while
+  // it was idle is noticed and replaced; inside one it is left to fail the statement (a new
+  // connection would silently run the rest of the transaction's statements on their own).
+  // Throws PgError.
+  void EnsureConnected();
+  // Runs one statement with text parameters (nullopt = NULL).
+  PgResult Exec(const std::string& sql, const std::vector<std::optional<std::string>>& params = {});
+
+ private:
+  std::string url_;
+  std::string schema_;
+  std::string application_name_;
+  PGconn* conn_ = nullptr;
+};
+
+// The schema version this build writes; an older one is migrated, a newer one refused.
+inline constexpr int kPgSchemaVersion = 2;
+
+// Creates the schema when missing and applies migrations up to kPgSchemaVersion, under an
+// advisory lock so concurrent starts do it once. Throws PgError (also for a newer schema).
+void MigratePg(PgConn& pg, const std::string& schema);
+
+}  // namespace madeira::store::redis_pg

@@ -1,0 +1,81 @@
+// One connection to Redis: RESP encoding and parsing by hiredis, socket I/O by Boost.Asio.
+// Used from one thread (the store thread). Every call waits at most `io_timeout` for the
+// network; a timeout or socket error closes the connection and throws RedisIoError, and the
+// next call connects again.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/error.h"
+
+namespace madeira::store::redis_pg {
+
+// The connection is gone or timed out: the outcome of the command in flight is unknown.
+class RedisIoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RedisReply {
+  enum class Type { kString, kArray, kInteger, kNil, kStatus, kError };
+  Type type = Type::kNil;
+  std::string str;  // string, status and error text
+  int64_t integer = 0;
+  std::vector<RedisReply> elements;
+
+  bool IsError() const { return type == Type::kError; }
+  bool IsNil() const { return type == Type::kNil; }
+};
+
+using RedisCommand = std::vector<std::string>;
+
+// redis://[[user]:password@]host[:port][/db]
+struct RedisEndpoint {
+  std::string host;
+  uint16_t port = 6379;
+  std::string user;
+  std::string password;
+  int db = 0;
+};
+core::Result<RedisEndpoint> ParseRedisUrl(const std::string& url);
+
+class RedisConn {
+ public:
+  // `client_name` (CLIENT SETNAME) lets an operator see whose connection this is.
+  RedisConn(RedisEndpoint endpoint, core::Millis io_timeout, std::string client_name = "");
+  ~RedisConn();
+  RedisConn(const RedisConn&) = delete;
+  RedisConn& operator=(const RedisConn&) = delete;
+
+  // Sends every command in one write, then reads one reply for each, in order.
+  std::vector<RedisReply> Pipeline(const std::vector<RedisCommand>& commands);
+  RedisReply Command(const RedisCommand& command);
+
+  // Connects now (AUTH and SELECT included) unless connected. A connection the server closed
+  // while it was idle (a restart, CLIENT KILL, a timeout) is noticed here and replaced, so no
+  // command is ever sent on it. Throws RedisIoError.
+  void EnsureConnected();
+  void Disconnect();
+  // Bumped on every (re)connect, so callers know to load their scripts again.
+  uint64_t generation() const { return generation_; }
+
+ private:
+  struct Io;
+  void WriteAll(const std::string& data);
+  RedisReply ReadReply();
+
+  bool PeerClosed();
+
+  RedisEndpoint endpoint_;
+  core::Millis io_timeout_;
+  std::string client_name_;
+  std::unique_ptr<Io> io_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace madeira::store::redis_pg

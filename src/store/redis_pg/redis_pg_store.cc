@@ -1,0 +1,402 @@
+#include "store/redis_pg/redis_pg_store.h"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "core/random.h"
+#include "store/redis_pg/backend.h"
+#include "store/redis_pg/ops.h"
+
+namespace madeira::store {
+
+namespace {
+
+using redis_pg::Backend;
+using redis_pg::RedisCall;
+using redis_pg::RedisReply;
+
+core::Error Unavailable(std::string message) {
+  return core::MakeError(core::ErrorCode::kUnavailable, std::move(message));
+}
+
+// Runs a step; a lost connection is kUnavailable, anything else thrown (a throwing
+// RetryDecider or ReplayCheck, a broken invariant) is kInternal for this operation alone.
+template <typename T, typename Fn>
+Result<T> Guarded(Fn&& fn) {
+  try {
+    return fn();
+  } catch (const redis_pg::RedisIoError& e) {
+    return Unavailable(e.what());
+  } catch (const redis_pg::PgError& e) {
+    return Unavailable(e.what());
+  } catch (const std::exception& e) {
+    return core::MakeError(core::ErrorCode::kInternal, e.what());
+  }
+}
+
+class Op {
+ public:
+  explicit Op(bool writes) : writes_(writes) {}
+  virtual ~Op() = default;
+  // The one script call of a pipelined operation, else nullptr (then Run is used).
+  virtual const RedisCall* Call() const { return nullptr; }
+  virtual void OnReply(const RedisReply& reply) {}
+  virtual void Run(Backend& backend) {}
+  virtual void Abort(const core::Error& error) = 0;
+  virtual void Deliver() = 0;
+  bool writes() const { return writes_; }
+
+ private:
+  bool writes_;
+};
+
+template <typename T>
+class TypedOp final : public Op {
+ public:
+  using Parse = std::function<Result<T>(const RedisReply&)>;
+  using Body = std::function<Result<T>(Backend&)>;
+
+  TypedOp(bool writes, RedisCall call, Parse parse, Callback<T> done)
+      : Op(writes), call_(std::move(call)), parse_(std::move(parse)), done_(std::move(done)) {}
+  TypedOp(bool writes, Body body, Callback<T> done)
+      : Op(writes), body_(std::move(body)), done_(std::move(done)) {}
+
+  const RedisCall* Call() const override { return call_ ? &*call_ : nullptr; }
+  void OnReply(const RedisReply& reply) override {
+    result_.emplace(Guarded<T>([&] { return parse_(reply); }));
+  }
+  void Run(Backend& backend) override {
+    result_.emplace(Guarded<T>([&] { return body_(backend); }));
+  }
+  void Abort(const core::Error& error) override {
+    result_.emplace(boost::system::in_place_error, error);
+  }
+  void Deliver() override {
+    if (!result_) result_.emplace(boost::system::in_place_error, Unavailable("not run"));
+    done_(std::move(*result_));
+  }
+
+ private:
+  std::optional<RedisCall> call_;
+  Parse parse_;
+  Body body_;
+  Callback<T> done_;
+  std::optional<Result<T>> result_;
+};
+
+class RedisPgStore final : public Store {
+ public:
+  RedisPgStore(std::unique_ptr<Backend> backend, std::string key_prefix)
+      : backend_(std::move(backend)), prefix_(std::move(key_prefix)) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~RedisPgStore() override { Close(); }
+
+  void Submit(std::vector<core::TaskSpec> tasks, Millis now,
+              Callback<std::vector<SubmitOutcome>> done) override {
+    RedisCall call = redis_pg::SubmitCall(tasks, now);
+    Pipelined<std::vector<SubmitOutcome>>(
+        true, std::move(call),
+        [tasks = std::move(tasks)](const RedisReply& r) { return redis_pg::SubmitReply(tasks, r); },
+        std::move(done));
+  }
+  void Lease(LeaseRequest request, Callback<LeaseBatch> done) override {
+    Pipelined<LeaseBatch>(true, redis_pg::LeaseCall(request, random_), redis_pg::LeaseReply,
+                          std::move(done));
+  }
+  void Ack(AckRequest request, Callback<AttemptReport> done) override {
+    Pipelined<AttemptReport>(true, redis_pg::AckCall(request), redis_pg::AckReply, std::move(done));
+  }
+  void Fail(FailRequest request, RetryDecider decide, Callback<AttemptReport> done) override {
+    Blocking<AttemptReport>(true, std::move(done),
+                            [request = std::move(request), decide = std::move(decide)](Backend& b) {
+                              return b.Fail(request, decide, false);
+                            });
+  }
+  void Extend(ExtendRequest request, Callback<Millis> done) override {
+    Pipelined<Millis>(true, redis_pg::ExtendCall(request), redis_pg::ExtendReply, std::move(done));
+  }
+  void ExpireLeases(Millis now, RetryDecider decide,
+                    Callback<std::vector<AttemptReport>> done) override {
+    Blocking<std::vector<AttemptReport>>(
+        true, std::move(done),
+        [now, decide = std::move(decide)](Backend& b) { return b.ExpireLeases(now, decide); });
+  }
+  void PromoteDue(Millis now, Callback<std::vector<std::string>> done) override {
+    Pipelined<std::vector<std::string>>(true, redis_pg::PromoteCall(now), redis_pg::PromoteReply,
+                                        std::move(done));
+  }
+  void NextWakeup(Callback<std::optional<Millis>> done) override {
+    Pipelined<std::optional<Millis>>(false, redis_pg::NextWakeupCall(), redis_pg::NextWakeupReply,
+                                     std::move(done));
+  }
+  void Cancel(std::string task_id, Millis now, Callback<core::Task> done) override {
+    RedisCall call = redis_pg::CancelCall(task_id, now);
+    Pipelined<core::Task>(
+        true, std::move(call),
+        [task_id = std::move(task_id)](const RedisReply& r) {
+          return redis_pg::CancelReply(task_id, r);
+        },
+        std::move(done));
+  }
+  void Replay(DeadSelector selector, ReplayEdits edits, ReplayCheck check, Millis now,
+              Callback<std::vector<core::Task>> done) override {
+    Blocking<std::vector<core::Task>>(
+        true, std::move(done),
+        [selector = std::move(selector), edits = std::move(edits), check = std::move(check),
+         now](Backend& b) { return b.Replay(selector, edits, check, now); });
+  }
+  void CancelDead(DeadSelector selector, Millis now, Callback<int64_t> done) override {
+    Blocking<int64_t>(true, std::move(done), [selector = std::move(selector), now](Backend& b) {
+      return b.CancelDead(selector, now);
+    });
+  }
+  void Get(std::string task_id, Callback<core::Task> done) override {
+    Blocking<core::Task>(false, std::move(done),
+                         [task_id = std::move(task_id)](Backend& b) { return b.Get(task_id); });
+  }
+  void Attempts(std::string task_id, Callback<std::vector<core::Attempt>> done) override {
+    Blocking<std::vector<core::Attempt>>(
+        false, std::move(done),
+        [task_id = std::move(task_id)](Backend& b) { return b.Attempts(task_id); });
+  }
+  void Search(SearchQuery query, Callback<SearchPage> done) override {
+    Blocking<SearchPage>(false, std::move(done),
+                         [query = std::move(query)](Backend& b) { return b.Search(query); });
+  }
+  void Depths(Callback<std::vector<DepthRow>> done) override {
+    Pipelined<std::vector<DepthRow>>(false, redis_pg::DepthsCall(prefix_), redis_pg::DepthsReply,
+                                     std::move(done));
+  }
+  void PutSchema(SchemaRecord schema, Callback<Unit> done) override {
+    Blocking<Unit>(false, std::move(done),
+                   [schema = std::move(schema)](Backend& b) { return b.PutSchema(schema); });
+  }
+  void GetSchema(std::string task_type, int version, Callback<SchemaRecord> done) override {
+    Blocking<SchemaRecord>(false, std::move(done),
+                           [task_type = std::move(task_type), version](Backend& b) {
+                             return b.GetSchema(task_type, version);
+                           });
+  }
+  void ListSchemas(Callback<std::vector<SchemaRecord>> done) override {
+    Blocking<std::vector<SchemaRecord>>(false, std::move(done),
+                                        [](Backend& b) { return b.ListSchemas(); });
+  }
+  void PutEndpoint(EndpointRecord endpoint, Callback<Unit> done) override {
+    Blocking<Unit>(false, std::move(done), [endpoint = std::move(endpoint)](Backend& b) {
+      return b.PutEndpoint(endpoint);
+    });
+  }
+  void DeleteEndpoint(std::string endpoint_id, Callback<Unit> done) override {
+    Blocking<Unit>(false, std::move(done), [endpoint_id = std::move(endpoint_id)](Backend& b) {
+      return b.DeleteEndpoint(endpoint_id);
+    });
+  }
+  void GetEndpoint(std::string endpoint_id, Callback<EndpointRecord> done) override {
+    Blocking<EndpointRecord>(
+        false, std::move(done),
+        [endpoint_id = std::move(endpoint_id)](Backend& b) { return b.GetEndpoint(endpoint_id); });
+  }
+  void ListEndpoints(Callback<std::vector<EndpointRecord>> done) override {
+    Blocking<std::vector<EndpointRecord>>(false, std::move(done),
+                                          [](Backend& b) { return b.ListEndpoints(); });
+  }
+  void SubmitEvent(EventRecord event, std::vector<NewDelivery> deliveries, Millis now,
+                   Callback<EventSubmitOutcome> done) override {
+    Pipelined<EventSubmitOutcome>(true, redis_pg::EventCall("new", event, deliveries, now),
+                                  redis_pg::EventReply, std::move(done));
+  }
+  void AddDeliveries(std::string source, std::string event_id, std::vector<NewDelivery> deliveries,
+                     Millis now, Callback<StoredEvent> done) override {
+    EventRecord event;
+    event.source = std::move(source);
+    event.event_id = std::move(event_id);
+    Pipelined<StoredEvent>(
+        true, redis_pg::EventCall("add", event, deliveries, now),
+        [](const RedisReply& r) -> Result<StoredEvent> {
+          auto outcome = redis_pg::EventReply(r);
+          if (!outcome) return outcome.error();
+          return std::move(outcome->stored);
+        },
+        std::move(done));
+  }
+  void GetEvent(std::string event_id, std::optional<std::string> source,
+                Callback<StoredEvent> done) override {
+    RedisCall call = redis_pg::GetEventCall(event_id, source);
+    Pipelined<StoredEvent>(
+        false, std::move(call),
+        [event_id = std::move(event_id)](const RedisReply& r) {
+          return redis_pg::GetEventReply(event_id, r);
+        },
+        std::move(done));
+  }
+  void Ping(Callback<Unit> done) override {
+    Blocking<Unit>(false, std::move(done), [](Backend& b) { return b.Ping(); });
+  }
+
+  void Close() override {
+    {
+      std::lock_guard lock(mu_);
+      if (closed_) return;
+      closed_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  template <typename T>
+  void Pipelined(bool writes, RedisCall call, typename TypedOp<T>::Parse parse, Callback<T> done) {
+    Push(std::make_unique<TypedOp<T>>(writes, std::move(call), std::move(parse), std::move(done)));
+  }
+  template <typename T>
+  void Blocking(bool writes, Callback<T> done, typename TypedOp<T>::Body body) {
+    Push(std::make_unique<TypedOp<T>>(writes, std::move(body), std::move(done)));
+  }
+
+  void Push(std::unique_ptr<Op> op) {
+    {
+      std::lock_guard lock(mu_);
+      if (!closed_) {
+        queue_.push_back(std::move(op));
+        wake_.notify_one();
+        return;
+      }
+    }
+    op->Abort(Unavailable("redis-pg store is closed"));
+    op->Deliver();
+  }
+
+  void Loop() {
+    for (;;) {
+      std::deque<std::unique_ptr<Op>> batch;
+      {
+        std::unique_lock lock(mu_);
+        wake_.wait(lock, [&] { return closed_ || !queue_.empty(); });
+        if (queue_.empty()) break;  // closed and drained
+        batch.swap(queue_);
+      }
+      RunBatch(batch);
+    }
+    // The record catches up before the store goes (best effort: a later start finishes it).
+    try {
+      backend_->FlushOutbox();
+    } catch (const std::exception&) {
+    }
+  }
+
+  void RunBatch(std::deque<std::unique_ptr<Op>>& batch) {
+    bool wrote = false;
+    size_t i = 0;
+    while (i < batch.size()) {
+      if (batch[i]->Call() == nullptr) {
+        batch[i]->Run(*backend_);
+        wrote = wrote || batch[i]->writes();
+        ++i;
+        continue;
+      }
+      // A run of single-script operations: one round trip.
+      size_t end = i;
+      std::vector<RedisCall> calls;
+      while (end < batch.size() && batch[end]->Call() != nullptr) {
+        calls.push_back(*batch[end]->Call());
+        wrote = wrote || batch[end]->writes();
+        ++end;
+      }
+      try {
+        std::vector<RedisReply> replies = backend_->Pipeline(calls);
+        for (size_t k = 0; k < replies.size(); ++k) batch[i + k]->OnReply(replies[k]);
+      } catch (const std::exception& e) {
+        for (size_t k = i; k < end; ++k) batch[k]->Abort(Unavailable(e.what()));
+      }
+      i = end;
+    }
+    if (wrote) {
+      try {
+        backend_->FlushOutbox();
+      } catch (const std::exception&) {
+        // The record lags; the outbox keeps what it has not copied, and a later flush does it.
+      }
+    }
+    for (auto& op : batch) op->Deliver();
+  }
+
+  std::unique_ptr<Backend> backend_;
+  std::string prefix_;
+  core::SystemRandom random_;  // lease ids
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::unique_ptr<Op>> queue_;
+  bool closed_ = false;
+  std::thread thread_;  // last: started after everything it uses
+};
+
+struct Names {
+  std::string key_prefix;
+  std::string pg_schema;
+};
+
+core::Result<Names> NamesFor(const std::string& name_space) {
+  for (char c : name_space) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) {
+      return core::MakeError(core::ErrorCode::kInvalidField,
+                             "namespace may hold only a-z, 0-9 and _", "namespace");
+    }
+  }
+  if (name_space.empty()) return Names{"madeira:", "madeira"};
+  return Names{"madeira:" + name_space + ":", "madeira_" + name_space};
+}
+
+core::Result<std::unique_ptr<Backend>> MakeBackend(const RedisPgOptions& options) {
+  auto names = NamesFor(options.name_space);
+  if (!names) return names.error();
+  if (options.redis_url.empty()) {
+    return core::MakeError(core::ErrorCode::kInvalidField, "redis url: not set", "redis_url");
+  }
+  if (options.database_url.empty()) {
+    return core::MakeError(core::ErrorCode::kInvalidField, "database url: not set", "database_url");
+  }
+  auto endpoint = redis_pg::ParseRedisUrl(options.redis_url);
+  if (!endpoint) return endpoint.error();
+  // e.g. "madeira" or "madeira:t1234": the key prefix without its trailing colon.
+  std::string client_name = names->key_prefix.substr(0, names->key_prefix.size() - 1);
+  return std::make_unique<Backend>(std::move(*endpoint), options.io_timeout, options.database_url,
+                                   names->pg_schema, names->key_prefix, client_name);
+}
+
+}  // namespace
+
+core::Result<std::unique_ptr<Store>> OpenRedisPgStore(const RedisPgOptions& options) {
+  auto backend = MakeBackend(options);
+  if (!backend) return backend.error();
+  auto started = (*backend)->Start(options.allow_volatile_redis);
+  if (!started) return started.error();
+  std::string prefix = NamesFor(options.name_space)->key_prefix;
+  return std::unique_ptr<Store>(new RedisPgStore(std::move(*backend), std::move(prefix)));
+}
+
+}  // namespace madeira::store
+
+namespace madeira::store {
+
+core::Result<int> MigrateRedisPgSchema(const RedisPgOptions& options) {
+  auto names = NamesFor(options.name_space);
+  if (!names) return names.error();
+  if (options.database_url.empty()) {
+    return core::MakeError(core::ErrorCode::kInvalidField, "database url: not set", "database_url");
+  }
+  try {
+    redis_pg::PgConn pg(options.database_url, names->pg_schema);
+    redis_pg::MigratePg(pg, names->pg_schema);
+    return redis_pg::kPgSchemaVersion;
+  } catch (const redis_pg::PgError& e) {
+    return Unavailable(e.what());
+  }
+}
+
+}  // namespace madeira::store

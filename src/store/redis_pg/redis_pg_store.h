@@ -1,0 +1,45 @@
+// The scale-out store: Redis (with AOF, appendfsync always) holds every live task and makes each
+// transition atomic with one Lua script; PostgreSQL keeps the record (every task's latest state,
+// terminal tasks, the attempt log, schemas). Any number of processes may share one Redis and one
+// PostgreSQL.
+//
+// One store thread owns both connections. Operations are queued to it; the thread takes all that
+// is queued, sends the single-script ones pipelined in one round trip, runs the others in order,
+// copies what changed into PostgreSQL, and then runs the callbacks in the order the operations
+// were queued. A callback runs after Redis acknowledged the change (so after its AOF fsync) and
+// must not block waiting for another store operation.
+//
+// After Close() (or destruction) every new operation is answered kUnavailable at once, on the
+// calling thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "store/store.h"
+
+namespace madeira::store {
+
+struct RedisPgOptions {
+  std::string redis_url;     // redis://[[user]:password@]host[:port][/db]
+  std::string database_url;  // anything libpq takes: postgresql://user@host:port/db, key=value
+  // Keeps several Madeira installations (or tests) apart on one Redis and PostgreSQL: keys are
+  // prefixed "madeira:<namespace>:" and tables live in schema "madeira_<namespace>". Empty:
+  // "madeira:" and schema "madeira". Letters, digits and underscores only.
+  std::string name_space;
+  // Accept a Redis without appendonly yes + appendfsync always (accepted tasks may then be lost).
+  bool allow_volatile_redis = false;
+  core::Millis io_timeout = 10'000;
+};
+
+// Connects to both, checks Redis persistence, applies PostgreSQL migrations, loads the scripts and
+// starts the store thread. Errors: kInvalidField (field "redis_url"/"database_url") for a URL
+// that cannot be used, kUnavailable with a message starting "redis:" or "postgresql:" otherwise.
+core::Result<std::unique_ptr<Store>> OpenRedisPgStore(const RedisPgOptions& options);
+
+// Applies the PostgreSQL migrations only (`madeira migrate`).
+core::Result<int> MigrateRedisPgSchema(const RedisPgOptions& options);
+
+}  // namespace madeira::store

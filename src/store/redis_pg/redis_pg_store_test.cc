@@ -1,0 +1,378 @@
+// The conformance suite on redis-pg, plus what only this backend has: start-up checks.
+// Needs a Redis (AOF, appendfsync always) and a PostgreSQL: MADEIRA_TEST_REDIS_URL and
+// MADEIRA_TEST_DATABASE_URL, or the env file ctest's redis_pg_services fixture writes (see
+// CMakeLists.txt and scripts/test-services.sh). Without them every case here fails, naming them.
+#include "store/redis_pg/redis_pg_store.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "store/conformance/store_conformance.h"
+#include "store/conformance/sync.h"
+#include "store/redis_pg/pg_conn.h"
+#include "store/redis_pg/redis_conn.h"
+
+namespace madeira::store {
+namespace {
+
+// A variable from the environment, else from the file ctest's redis_pg_services fixture wrote
+// (MADEIRA_TEST_SERVICES_ENV names it; lines NAME=VALUE).
+std::string Env(const char* name) {
+  if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return v;
+  const char* file = std::getenv("MADEIRA_TEST_SERVICES_ENV");
+  if (file == nullptr) return "";
+  std::ifstream in(file);
+  std::string line;
+  const std::string want = std::string(name) + "=";
+  while (std::getline(in, line)) {
+    if (line.rfind(want, 0) == 0) return line.substr(want.size());
+  }
+  return "";
+}
+
+// The namespace of a test directory: the same dir (a reopen) finds the same keys and tables.
+std::string NamespaceFor(const std::string& dir) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (unsigned char c : dir) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "t%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+RedisPgOptions TestOptions(const std::string& name_space) {
+  RedisPgOptions o;
+  o.redis_url = Env("MADEIRA_TEST_REDIS_URL");
+  o.database_url = Env("MADEIRA_TEST_DATABASE_URL");
+  o.name_space = name_space;
+  return o;
+}
+
+bool HaveServices() {
+  if (!Env("MADEIRA_TEST_REDIS_URL").empty() && !Env("MADEIRA_TEST_DATABASE_URL").empty()) {
+    return true;
+  }
+  ADD_FAILURE() << "MADEIRA_TEST_REDIS_URL and MADEIRA_TEST_DATABASE_URL are not set: run the "
+                   "tests through ctest (`make unit` / `make test`; a fixture starts Redis and "
+                   "PostgreSQL), or `scripts/test-services.sh run DIR build/store_test`";
+  return false;
+}
+
+std::unique_ptr<Store> OpenForTest(const std::string& dir) {
+  if (!HaveServices()) return nullptr;
+  auto store = OpenRedisPgStore(TestOptions(NamespaceFor(dir)));
+  if (!store) {
+    ADD_FAILURE() << "open redis-pg for " << dir << ": " << store.error().message;
+    return nullptr;
+  }
+  return std::move(*store);
+}
+
+}  // namespace
+
+namespace testing {
+INSTANTIATE_TEST_SUITE_P(RedisPg, StoreConformance,
+                         ::testing::Values(StoreFactory{"redis_pg", OpenForTest}),
+                         StoreFactoryName);
+}  // namespace testing
+
+namespace {
+
+TEST(RedisPgStore, BadOrUnreachableUrlsNameTheService) {
+  ASSERT_TRUE(HaveServices());
+  RedisPgOptions o = TestOptions("t_bad_urls");
+  o.redis_url = "http://127.0.0.1:1";
+  auto bad = OpenRedisPgStore(o);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field, "redis_url");
+
+  o.redis_url = "redis://127.0.0.1:1";  // nothing listens on port 1
+  auto unreachable = OpenRedisPgStore(o);
+  ASSERT_FALSE(unreachable);
+  EXPECT_EQ(unreachable.error().code, core::ErrorCode::kUnavailable);
+  EXPECT_EQ(unreachable.error().message.rfind("redis:", 0), 0u) << unreachable.error().message;
+
+  o = TestOptions("t_bad_urls");
+  o.database_url = "postgresql://madeira@127.0.0.1:1/madeira";
+  auto no_pg = OpenRedisPgStore(o);
+  ASSERT_FALSE(no_pg);
+  EXPECT_EQ(no_pg.error().message.rfind("postgresql:", 0), 0u) << no_pg.error().message;
+}
+
+TEST(RedisPgStore, RefusesAPostgresSchemaFromANewerMadeira) {
+  ASSERT_TRUE(HaveServices());
+  RedisPgOptions o = TestOptions(NamespaceFor("newer-schema-" + std::to_string(::getpid())));
+  ASSERT_TRUE(MigrateRedisPgSchema(o));
+  {
+    redis_pg::PgConn pg(o.database_url, "madeira_" + o.name_space);
+    pg.Exec("UPDATE schema_version SET version = " +
+            std::to_string(redis_pg::kPgSchemaVersion + 1));
+  }
+  auto opened = OpenRedisPgStore(o);
+  ASSERT_FALSE(opened);
+  EXPECT_NE(opened.error().message.find("newer Madeira"), std::string::npos)
+      << opened.error().message;
+}
+
+// Two stores on one Redis + PostgreSQL (as two processes would be): every task is leased by
+// exactly one of them, and each sees the other's writes.
+TEST(RedisPgStore, TwoStoresShareTheWorkAndLeaseEachTaskOnce) {
+  ASSERT_TRUE(HaveServices());
+  using testing::Await;
+  using testing::kT0;
+  const std::string ns = NamespaceFor("shared-" + std::to_string(::getpid()));
+  auto a = OpenRedisPgStore(TestOptions(ns));
+  auto b = OpenRedisPgStore(TestOptions(ns));
+  ASSERT_TRUE(a && b);
+  constexpr int kTasks = 400;
+  std::vector<core::TaskSpec> specs;
+  for (int i = 0; i < kTasks; ++i) {
+    core::TaskSpec s;
+    s.task_id = "m" + std::to_string(i);
+    s.task_type = "t";
+    s.queue = "shared";
+    s.payload = "{}";
+    s.schedule_time = kT0;
+    s.content_hash = "h" + std::to_string(i);
+    specs.push_back(std::move(s));
+  }
+  ASSERT_TRUE(
+      Await<std::vector<SubmitOutcome>>([&](auto done) { (*a)->Submit(specs, kT0, done); }));
+  auto drain = [&](Store& store, std::vector<std::string>& got) {
+    for (;;) {
+      LeaseRequest r;
+      r.worker_id = "w";
+      r.queues = {"shared"};
+      r.max_tasks = 7;
+      r.now = kT0 + 1;
+      auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(r, done); });
+      ASSERT_TRUE(batch);
+      if (batch->leases.empty()) return;
+      for (const auto& l : batch->leases) {
+        got.push_back(l.task.spec.task_id);
+        AckRequest ack;
+        ack.lease_id = l.lease_id;
+        ack.now = kT0 + 2;
+        ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
+      }
+    }
+  };
+  std::vector<std::string> got_a;
+  std::vector<std::string> got_b;
+  std::thread ta([&] { drain(**a, got_a); });
+  std::thread tb([&] { drain(**b, got_b); });
+  ta.join();
+  tb.join();
+  std::set<std::string> all(got_a.begin(), got_a.end());
+  for (const auto& id : got_b) EXPECT_TRUE(all.insert(id).second) << id << " leased twice";
+  EXPECT_EQ(all.size(), static_cast<size_t>(kTasks));
+  EXPECT_FALSE(got_a.empty());
+  EXPECT_FALSE(got_b.empty());
+  // b reads what a finished, from the record.
+  auto task = Await<core::Task>([&](auto done) { (*b)->Get(got_a.front(), done); });
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->status, core::TaskStatus::kSucceeded);
+  (*a)->Close();
+  (*b)->Close();
+}
+
+// Redis restarted or PostgreSQL killed our backend while the store was idle: the next operations
+// run on new connections instead of failing (service resumes by itself).
+TEST(RedisPgStore, ResumesAfterTheServersDropItsConnections) {
+  ASSERT_TRUE(HaveServices());
+  using testing::Await;
+  using testing::kT0;
+  const std::string ns = NamespaceFor("dropped-" + std::to_string(::getpid()));
+  auto opened = OpenRedisPgStore(TestOptions(ns));
+  ASSERT_TRUE(opened) << opened.error().message;
+  Store& store = **opened;
+  core::TaskSpec spec;
+  spec.task_id = "a";
+  spec.task_type = "t";
+  spec.queue = "q";
+  spec.payload = "{}";
+  spec.schedule_time = kT0;
+  spec.content_hash = "h";
+  ASSERT_TRUE(
+      Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
+
+  const std::string name = "madeira:" + ns;
+  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  std::string clients = admin.Command({"CLIENT", "LIST"}).str;
+  int killed = 0;
+  for (size_t at = clients.find(" name=" + name + " "); at != std::string::npos;
+       at = clients.find(" name=" + name + " ", at + 1)) {
+    size_t line = clients.rfind('\n', at);
+    line = line == std::string::npos ? 0 : line + 1;
+    std::string id = clients.substr(line + 3, clients.find(' ', line) - line - 3);  // "id=N"
+    killed += admin.Command({"CLIENT", "KILL", "ID", id}).integer == 1 ? 1 : 0;
+  }
+  EXPECT_EQ(killed, 1);
+  redis_pg::PgConn pg_admin(Env("MADEIRA_TEST_DATABASE_URL"), "public");
+  auto terminated = pg_admin.Exec(
+      "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = $1",
+      {name});
+  EXPECT_EQ(terminated.Rows(), 1);
+
+  auto got = Await<core::Task>([&](auto done) { store.Get("a", done); });
+  ASSERT_TRUE(got) << got.error().message;
+  SearchQuery q;
+  auto page = Await<SearchPage>([&](auto done) { store.Search(q, done); });
+  ASSERT_TRUE(page) << page.error().message;
+  EXPECT_EQ(page->tasks.size(), 1u);
+  store.Close();
+}
+
+// A private redis-server with the AOF settings the store asks for, in `dir` on `port`.
+class PrivateRedis {
+ public:
+  PrivateRedis() {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("madeira_redis_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
+    std::filesystem::create_directories(dir_);
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor probe(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    port_ = probe.local_endpoint().port();
+  }
+  ~PrivateRedis() {
+    Kill();
+    std::filesystem::remove_all(dir_);
+  }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+  // Starts it (on the same dir and port every time) and waits up to 5 s for it to answer.
+  bool Start() {
+    std::string cmd = "redis-server --bind 127.0.0.1 --port " + std::to_string(port_) + " --dir " +
+                      dir_.string() +
+                      " --appendonly yes --appendfsync always --save '' --daemonize yes "
+                      "--pidfile " +
+                      (dir_ / "pid").string() + " --logfile " + (dir_ / "log").string();
+    if (std::system(cmd.c_str()) != 0) return false;
+    for (int i = 0; i < 50; ++i) {
+      try {
+        redis_pg::RedisConn c(redis_pg::ParseRedisUrl(url()).value(), 1'000);
+        if (c.Command({"PING"}).str == "PONG") return true;
+      } catch (const redis_pg::RedisIoError&) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+  // kill -9: whatever Redis acknowledged must be in its AOF already.
+  void Kill() {
+    std::ifstream in(dir_ / "pid");
+    pid_t pid = 0;
+    if (!(in >> pid) || pid <= 0) return;
+    ::kill(pid, SIGKILL);
+    for (int i = 0; i < 50 && ::kill(pid, 0) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::filesystem::remove(dir_ / "pid");
+  }
+
+ private:
+  static inline std::atomic<int> counter_{0};
+  std::filesystem::path dir_;
+  uint16_t port_ = 0;
+};
+
+// Accepted means durable: Redis is killed with SIGKILL and started again on its AOF; every
+// submit that was answered, and every lease, is still there, and the same store object carries
+// on once Redis is back (it answers kUnavailable while Redis is away).
+TEST(RedisPgStore, AcceptedWorkSurvivesKill9OfRedisAndTheStoreResumes) {
+  ASSERT_TRUE(HaveServices());
+  using testing::Await;
+  using testing::kT0;
+  PrivateRedis redis;
+  ASSERT_TRUE(redis.Start()) << "could not start redis-server";
+  RedisPgOptions o = TestOptions(NamespaceFor("kill9-" + std::to_string(::getpid())));
+  o.redis_url = redis.url();
+  o.io_timeout = 2'000;
+  auto opened = OpenRedisPgStore(o);
+  ASSERT_TRUE(opened) << opened.error().message;
+  Store& store = **opened;
+  std::vector<core::TaskSpec> specs;
+  for (int i = 0; i < 50; ++i) {
+    core::TaskSpec s;
+    s.task_id = "k" + std::to_string(i);
+    s.task_type = "t";
+    s.queue = "q";
+    s.payload = "{}";
+    s.schedule_time = kT0;
+    s.content_hash = "h";
+    specs.push_back(std::move(s));
+  }
+  ASSERT_TRUE(
+      Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit(specs, kT0, done); }));
+  LeaseRequest lease;
+  lease.worker_id = "w";
+  lease.queues = {"q"};
+  lease.max_tasks = 10;
+  lease.now = kT0;
+  auto leased = Await<LeaseBatch>([&](auto done) { store.Lease(lease, done); });
+  ASSERT_TRUE(leased);
+  ASSERT_EQ(leased->leases.size(), 10u);
+
+  redis.Kill();
+  auto away = Await<Unit>([&](auto done) { store.Ping(done); });
+  ASSERT_FALSE(away);
+  EXPECT_EQ(away.error().code, core::ErrorCode::kUnavailable);
+  ASSERT_TRUE(redis.Start());
+
+  auto depths = Await<std::vector<DepthRow>>([&](auto done) { store.Depths(done); });
+  ASSERT_TRUE(depths) << depths.error().message;
+  std::map<core::TaskStatus, int64_t> by_state;
+  for (const DepthRow& r : *depths) by_state[r.state] += r.count;
+  EXPECT_EQ(by_state[core::TaskStatus::kPending], 40);
+  EXPECT_EQ(by_state[core::TaskStatus::kRunning], 10);
+  AckRequest ack;
+  ack.lease_id = leased->leases[0].lease_id;
+  ack.now = kT0 + 1;
+  EXPECT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
+  lease.max_tasks = 100;
+  auto rest = Await<LeaseBatch>([&](auto done) { store.Lease(lease, done); });
+  ASSERT_TRUE(rest);
+  EXPECT_EQ(rest->leases.size(), 40u);
+  store.Close();
+}
+
+TEST(RedisPgStore, ParsesRedisUrls) {
+  auto full = redis_pg::ParseRedisUrl("redis://user:pw@10.0.0.5:6380/3");
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->host, "10.0.0.5");
+  EXPECT_EQ(full->port, 6380);
+  EXPECT_EQ(full->user, "user");
+  EXPECT_EQ(full->password, "pw");
+  EXPECT_EQ(full->db, 3);
+  auto bare = redis_pg::ParseRedisUrl("redis://localhost");
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->port, 6379);
+  EXPECT_EQ(bare->db, 0);
+  auto password_only = redis_pg::ParseRedisUrl("redis://:secret@[::1]:7000");
+  ASSERT_TRUE(password_only);
+  EXPECT_EQ(password_only->host, "::1");
+  EXPECT_EQ(password_only->password, "secret");
+  for (const char* bad :
+       {"http://localhost", "redis://", "redis://h:99999", "redis://h/x", "not a url"}) {
+    auto r = redis_pg::ParseRedisUrl(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().field, "redis_url") << bad;
+  }
+}
+
+}  // namespace
+}  // namespace madeira::store

@@ -1,0 +1,563 @@
+// Key layout (P = the key prefix, "madeira:" in production; q = a queue):
+//   P{q}:task:<id>   hash   one live task (spec, state, lease, fencing token, ver)
+//   P{q}:ready       zset   pending tasks, all score 0, member = sort key + id, so ZRANGE walks
+//                           priority DESC, ready time, submit order (see member())
+//   P{q}:due         zset   scheduled/retrying ids scored by due time
+//   P{q}:leases      zset   running ids scored by lease deadline
+//   P ids / ended    hash   task_id -> queue while live; -> "status\tcontent_hash" once ended
+//   P lease:<id>     string lease id -> "queue\ttask_id" while the attempt runs
+//   P idem:<key>     hash   idempotency key state (running by task / succeeded until exp)
+//   P seq, queues, depth, fast   submit counter, queue names, per-queue counts, fast retries
+//   P outbox         stream every changed task and finished attempt, for the PostgreSQL record
+//   P event:<source>\t<event_id>   hash + :deliveries list   a received event and its tasks
+//   P eventids:<event_id>           zset   the sources that sent this id, by time received
+// Optional arguments are passed as "+value" or "-" (absent). Numbers that are written back are
+// formatted with %d: Lua's default number format would turn large ones into exponents.
+#include "store/redis_pg/scripts.h"
+
+#include <array>
+
+namespace madeira::store::redis_pg {
+
+namespace {
+
+constexpr const char* kHelpers = R"LUA(
+local P = ARGV[1]
+local function s(n) return string.format('%d', n) end
+local function opt(v)
+  if v == nil or string.sub(v, 1, 1) ~= '+' then return nil end
+  return string.sub(v, 2)
+end
+local function qkey(q, name) return P .. '{' .. q .. '}:' .. name end
+local function tkey(q, id) return P .. '{' .. q .. '}:task:' .. id end
+local function split2(v)
+  local i = string.find(v, '\t', 1, true)
+  return string.sub(v, 1, i - 1), string.sub(v, i + 1)
+end
+local function depth(q, from, to)
+  if from then redis.call('HINCRBY', P .. 'depth', q .. '\t' .. from, -1) end
+  if to then redis.call('HINCRBY', P .. 'depth', q .. '\t' .. to, 1) end
+end
+local function member(prio, ready, seq, id)
+  if ready < 0 then ready = 0 end
+  return string.format('%04d%016d%016d', 1000 - prio, ready, seq) .. id
+end
+local function member_of(k, id)
+  local h = redis.call('HMGET', k, 'prio', 'ready', 'seq')
+  return member(tonumber(h[1]), tonumber(h[2]), tonumber(h[3]), id)
+end
+local function snapshot(k)
+  local flat = redis.call('HGETALL', k)
+  redis.call('XADD', P .. 'outbox', '*', 'kind', 'task', unpack(flat))
+  return flat
+end
+local function touch(k, now)
+  redis.call('HINCRBY', k, 'ver', 1)
+  redis.call('HSET', k, 'updated', now)
+end
+local function finish(q, id, k, status)
+  local flat = snapshot(k)
+  redis.call('HSET', P .. 'ended', id, status .. '\t' .. redis.call('HGET', k, 'chash'))
+  redis.call('HDEL', P .. 'ids', id)
+  redis.call('DEL', k)
+  return flat
+end
+local function find_lease(lease_id)
+  local v = redis.call('GET', P .. 'lease:' .. lease_id)
+  if not v then return nil end
+  local q, id = split2(v)
+  local k = tkey(q, id)
+  local h = redis.call('HMGET', k, 'lease', 'status')
+  if h[1] ~= lease_id or h[2] ~= 'running' then return nil end
+  return q, id, k
+end
+local function end_lease(q, id, k, lease_id)
+  redis.call('ZREM', qkey(q, 'leases'), id)
+  redis.call('DEL', P .. 'lease:' .. lease_id)
+  redis.call('HDEL', k, 'lease', 'deadline')
+end
+local function release_key(k, id)
+  local ikey = redis.call('HGET', k, 'ikey')
+  if not ikey then return end
+  local ik = P .. 'idem:' .. ikey
+  local h = redis.call('HMGET', ik, 'state', 'task')
+  if h[1] == 'running' and h[2] == id then redis.call('DEL', ik) end
+end
+local function clear_fast(k)
+  local h = redis.call('HMGET', k, 'infast', 'type')
+  if h[1] == '1' then
+    redis.call('HINCRBY', P .. 'fast', h[2], -1)
+    redis.call('HSET', k, 'infast', '0')
+  end
+end
+local function attempt_record(k, id, now, outcome, err, http, excerpt)
+  local h = redis.call('HMGET', k, 'attempts', 'worker', 'astart')
+  local rec = {'kind', 'attempt', 'task_id', id, 'attempt', h[1], 'worker', h[2] or '',
+               'started', h[3] or now, 'finished', now, 'outcome', outcome}
+  local function add(name, v)
+    local x = opt(v)
+    if x then
+      rec[#rec + 1] = name
+      rec[#rec + 1] = x
+    end
+  end
+  add('error', err)
+  add('http', http)
+  add('excerpt', excerpt)
+  redis.call('XADD', P .. 'outbox', '*', unpack(rec))
+end
+-- A new task from 12 arguments at a[i]: id type queue pv payload sched timeout maxr prio trace
+-- ikey? chash. Returns its status.
+local function create_task(now, a, i)
+  local id, q, sched, prio = a[i], a[i + 2], a[i + 5], a[i + 8]
+  local ikey = opt(a[i + 10])
+  local seq = redis.call('INCR', P .. 'seq')
+  local status = 'pending'
+  if tonumber(sched) > tonumber(now) then status = 'scheduled' end
+  local k = tkey(q, id)
+  redis.call('HSET', k, 'id', id, 'type', a[i + 1], 'queue', q, 'pv', a[i + 3],
+    'payload', a[i + 4], 'sched', sched, 'timeout', a[i + 6], 'maxr', a[i + 7],
+    'prio', prio, 'trace', a[i + 9], 'chash', a[i + 11], 'status', status, 'retry', '0',
+    'attempts', '0', 'created', now, 'updated', now, 'next', sched, 'ready', sched,
+    'dedup', '0', 'fastused', '0', 'infast', '0', 'seq', s(seq), 'token', '0', 'ver', '1')
+  if ikey then redis.call('HSET', k, 'ikey', ikey) end
+  redis.call('HSET', P .. 'ids', id, q)
+  redis.call('SADD', P .. 'queues', q)
+  if status == 'scheduled' then
+    redis.call('ZADD', qkey(q, 'due'), sched, id)
+  else
+    redis.call('ZADD', qkey(q, 'ready'), 0, member(tonumber(prio), tonumber(sched), seq, id))
+  end
+  depth(q, nil, status)
+  snapshot(k)
+  return status
+end
+local function status_of(id)
+  local q = redis.call('HGET', P .. 'ids', id)
+  if q then return redis.call('HGET', tkey(q, id), 'status') end
+  local ended = redis.call('HGET', P .. 'ended', id)
+  if ended then
+    local st = split2(ended)
+    return st
+  end
+  return 'unknown'
+end
+local function event_key(source, event_id) return P .. 'event:' .. source .. '\t' .. event_id end
+-- An event as stored: its fields and its deliveries {endpoint, task_id, status}, in order.
+local function stored_event(ek)
+  local ds = {}
+  for _, d in ipairs(redis.call('LRANGE', ek .. ':deliveries', 0, -1)) do
+    local ep, id = split2(d)
+    ds[#ds + 1] = {ep, id, status_of(id)}
+  end
+  return {redis.call('HGETALL', ek), ds}
+end
+)LUA";
+
+// ARGV: P, now, then 12 per task: id type queue pv payload sched timeout maxr prio trace ikey?
+// chash
+constexpr const char* kSubmit = R"LUA(
+local out = {}
+for i = 3, #ARGV, 12 do
+  local id, chash = ARGV[i], ARGV[i + 11]
+  local live = redis.call('HGET', P .. 'ids', id)
+  local ended = (not live) and redis.call('HGET', P .. 'ended', id)
+  if live then
+    local h = redis.call('HMGET', tkey(live, id), 'chash', 'status')
+    out[#out + 1] = {h[1] == chash and 'duplicate' or 'conflict', h[2]}
+  elseif ended then
+    local st, ch = split2(ended)
+    out[#out + 1] = {ch == chash and 'duplicate' or 'conflict', st}
+  else
+    out[#out + 1] = {'created', create_task(ARGV[2], ARGV, i)}
+  end
+end
+return out
+)LUA";
+
+// ARGV: P, now, mode ("new" | "add"), source, event_id, type, payload, trace, target?, received,
+// n, then n x (endpoint_id + the 12 task arguments of kSubmit). The event and its delivery
+// tasks are written together or not at all: a taken task_id refuses the whole call.
+constexpr const char* kEvent = R"LUA(
+local now, mode, source, event_id = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local ek = event_key(source, event_id)
+local exists = redis.call('EXISTS', ek) == 1
+if mode == 'new' and exists then return {'duplicate', stored_event(ek)} end
+if mode == 'add' and not exists then return {'notfound'} end
+local n = tonumber(ARGV[11])
+local seen = {}
+for j = 0, n - 1 do
+  local id = ARGV[13 + j * 13]
+  if seen[id] or redis.call('HEXISTS', P .. 'ids', id) == 1 or
+     redis.call('HEXISTS', P .. 'ended', id) == 1 then
+    return {'conflict', id}
+  end
+  seen[id] = true
+end
+for j = 0, n - 1 do
+  local base = 12 + j * 13
+  create_task(now, ARGV, base + 1)
+  redis.call('RPUSH', ek .. ':deliveries', ARGV[base] .. '\t' .. ARGV[base + 1])
+end
+if mode == 'new' then
+  local seq = redis.call('INCR', P .. 'eventseq')
+  redis.call('HSET', ek, 'source', source, 'event_id', event_id, 'type', ARGV[6],
+             'payload', ARGV[7], 'trace', ARGV[8], 'received', ARGV[10], 'seq', s(seq))
+  local target = opt(ARGV[9])
+  if target then redis.call('HSET', ek, 'target', target) end
+  -- Without a source, GetEvent takes the one received last (then the one stored last).
+  redis.call('ZADD', P .. 'eventids:' .. event_id, 0,
+             string.format('%016d%016d', tonumber(ARGV[10]), seq) .. source)
+end
+return {'ok', stored_event(ek)}
+)LUA";
+
+// ARGV: P, event_id, source?
+constexpr const char* kGetEvent = R"LUA(
+local source = opt(ARGV[3])
+if not source then
+  local m = redis.call('ZRANGE', P .. 'eventids:' .. ARGV[2], -1, -1)
+  if #m == 0 then return false end
+  source = string.sub(m[1], 33)
+end
+local ek = event_key(source, ARGV[2])
+if redis.call('EXISTS', ek) == 0 then return false end
+return stored_event(ek)
+)LUA";
+
+// ARGV: P, now, max, lease_ms?, worker, nq, queues..., nf, "type\tversion"..., lease ids (max)
+constexpr const char* kLease = R"LUA(
+local now = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
+local lease_ms = opt(ARGV[4])
+local worker = ARGV[5]
+local nq = tonumber(ARGV[6])
+local queues, seen = {}, {}
+for j = 1, nq do
+  local q = ARGV[6 + j]
+  if not seen[q] then
+    seen[q] = true
+    queues[#queues + 1] = q
+  end
+end
+table.sort(queues)
+local pos = 7 + nq
+local nf = tonumber(ARGV[pos])
+local allowed = nil
+if nf > 0 then
+  allowed = {}
+  for j = 1, nf do allowed[ARGV[pos + j]] = true end
+end
+pos = pos + nf + 1
+local chosen, dedupe, taken = {}, {}, {}
+for _, q in ipairs(queues) do
+  local rk = qkey(q, 'ready')
+  local found, start = 0, 0
+  while found < want do
+    local ms = redis.call('ZRANGE', rk, start, start + 99)
+    if #ms == 0 then break end
+    start = start + #ms
+    for _, m in ipairs(ms) do
+      if found >= want then break end
+      local id = string.sub(m, 37)
+      local h = redis.call('HMGET', tkey(q, id), 'type', 'pv', 'ikey')
+      if allowed == nil or allowed[h[1] .. '\t' .. h[2]] then
+        local take = true
+        local ikey = h[3]
+        if ikey then
+          if taken[ikey] then
+            take = false
+          else
+            local st = redis.call('HMGET', P .. 'idem:' .. ikey, 'state', 'task', 'exp')
+            if st[1] == 'running' and st[2] ~= id then
+              take = false
+            elseif st[1] == 'succeeded' and tonumber(st[3]) > now then
+              dedupe[#dedupe + 1] = {q, id, m}
+              take = false
+            end
+            if take then taken[ikey] = true end
+          end
+        end
+        if take then
+          chosen[#chosen + 1] = {m, q, id}
+          found = found + 1
+        end
+      end
+    end
+  end
+end
+table.sort(chosen, function(a, b) return a[1] < b[1] end)
+local deduped = {}
+for _, d in ipairs(dedupe) do
+  local q, id, m = d[1], d[2], d[3]
+  local k = tkey(q, id)
+  redis.call('ZREM', qkey(q, 'ready'), m)
+  clear_fast(k)
+  redis.call('HSET', k, 'status', 'succeeded', 'dedup', '1')
+  redis.call('HDEL', k, 'next')
+  touch(k, ARGV[2])
+  depth(q, 'pending', 'succeeded')
+  finish(q, id, k, 'succeeded')
+  deduped[#deduped + 1] = id
+end
+local leases = {}
+for j = 1, math.min(#chosen, want) do
+  local m, q, id = chosen[j][1], chosen[j][2], chosen[j][3]
+  local k = tkey(q, id)
+  local lease_id = ARGV[pos + j - 1]
+  local span = tonumber(redis.call('HGET', k, 'timeout'))
+  if lease_ms and tonumber(lease_ms) < span then span = tonumber(lease_ms) end
+  local deadline = now + span
+  redis.call('ZREM', qkey(q, 'ready'), m)
+  redis.call('HINCRBY', k, 'token', 1)
+  redis.call('HINCRBY', k, 'attempts', 1)
+  redis.call('HSET', k, 'status', 'running', 'lease', lease_id, 'astart', ARGV[2],
+             'deadline', s(deadline), 'worker', worker)
+  redis.call('HDEL', k, 'next')
+  touch(k, ARGV[2])
+  redis.call('ZADD', qkey(q, 'leases'), deadline, id)
+  redis.call('SET', P .. 'lease:' .. lease_id, q .. '\t' .. id)
+  local ikey = redis.call('HGET', k, 'ikey')
+  if ikey then
+    redis.call('DEL', P .. 'idem:' .. ikey)
+    redis.call('HSET', P .. 'idem:' .. ikey, 'state', 'running', 'task', id)
+  end
+  depth(q, 'pending', 'running')
+  leases[#leases + 1] = {lease_id, snapshot(k)}
+end
+return {leases, deduped}
+)LUA";
+
+// ARGV: P, lease_id, now, ttl, result?, http?, excerpt?
+constexpr const char* kAck = R"LUA(
+local lease_id, now = ARGV[2], ARGV[3]
+local q, id, k = find_lease(lease_id)
+if not q then return {'lost'} end
+clear_fast(k)
+attempt_record(k, id, now, 'succeeded', '-', ARGV[6], ARGV[7])
+redis.call('HSET', k, 'status', 'succeeded')
+local result = opt(ARGV[5])
+if result then redis.call('HSET', k, 'result', result) else redis.call('HDEL', k, 'result') end
+redis.call('HDEL', k, 'next')
+end_lease(q, id, k, lease_id)
+touch(k, now)
+local ikey = redis.call('HGET', k, 'ikey')
+if ikey then
+  redis.call('HSET', P .. 'idem:' .. ikey, 'state', 'succeeded', 'task', id,
+             'exp', s(tonumber(now) + tonumber(ARGV[4])))
+end
+depth(q, 'running', 'succeeded')
+return {'ok', finish(q, id, k, 'succeeded')}
+)LUA";
+
+// ARGV: P, lease_id. The task holding the lease and the fast retries in flight for its type.
+constexpr const char* kLeaseView = R"LUA(
+local q, id, k = find_lease(ARGV[2])
+if not q then return {'lost'} end
+local ty = redis.call('HGET', k, 'type')
+return {'ok', redis.call('HGETALL', k), tonumber(redis.call('HGET', P .. 'fast', ty) or '0')}
+)LUA";
+
+// ARGV: P, lease_id, ver, now, status, retry, fastused, infast, next?, error?, outcome, http?,
+// excerpt?, expire_only. Applies a decision made from the task at `ver` (else 'changed').
+constexpr const char* kFinishAttempt = R"LUA(
+local lease_id, now, status = ARGV[2], ARGV[4], ARGV[5]
+local q, id, k = find_lease(lease_id)
+if not q then return {'lost'} end
+local h = redis.call('HMGET', k, 'ver', 'deadline', 'infast', 'type')
+if h[1] ~= ARGV[3] then return {'changed'} end
+if ARGV[14] == '1' and tonumber(h[2]) > tonumber(now) then return {'lost'} end
+if h[3] == '1' and ARGV[8] ~= '1' then redis.call('HINCRBY', P .. 'fast', h[4], -1) end
+if h[3] ~= '1' and ARGV[8] == '1' then redis.call('HINCRBY', P .. 'fast', h[4], 1) end
+attempt_record(k, id, now, ARGV[11], ARGV[10], ARGV[12], ARGV[13])
+redis.call('HSET', k, 'status', status, 'retry', ARGV[6], 'fastused', ARGV[7], 'infast', ARGV[8])
+local err = opt(ARGV[10])
+if err then redis.call('HSET', k, 'lerr', err) end
+local nxt = opt(ARGV[9])
+if nxt then
+  redis.call('HSET', k, 'next', nxt, 'ready', nxt)
+else
+  redis.call('HDEL', k, 'next')
+end
+end_lease(q, id, k, lease_id)
+touch(k, now)
+release_key(k, id)
+if status == 'pending' then
+  redis.call('ZADD', qkey(q, 'ready'), 0, member_of(k, id))
+elseif status == 'retrying' then
+  redis.call('ZADD', qkey(q, 'due'), nxt, id)
+end
+depth(q, 'running', status)
+return {'ok', snapshot(k)}
+)LUA";
+
+// ARGV: P, lease_id, extend_ms, now
+constexpr const char* kExtend = R"LUA(
+local q, id, k = find_lease(ARGV[2])
+if not q then return {'lost'} end
+local h = redis.call('HMGET', k, 'astart', 'timeout', 'deadline')
+local d = math.min(tonumber(ARGV[4]) + tonumber(ARGV[3]), tonumber(h[1]) + tonumber(h[2]))
+d = math.max(d, tonumber(h[3]))
+if d ~= tonumber(h[3]) then
+  redis.call('HSET', k, 'deadline', s(d))
+  redis.call('ZADD', qkey(q, 'leases'), d, id)
+end
+return {'ok', s(d)}
+)LUA";
+
+// ARGV: P, now. The lease ids whose deadline <= now, earliest first.
+constexpr const char* kExpired = R"LUA(
+local found = {}
+for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
+  local r = redis.call('ZRANGEBYSCORE', qkey(q, 'leases'), '-inf', ARGV[2], 'WITHSCORES')
+  for j = 1, #r, 2 do
+    local lease = redis.call('HGET', tkey(q, r[j]), 'lease')
+    if lease then found[#found + 1] = {tonumber(r[j + 1]), lease} end
+  end
+end
+table.sort(found, function(a, b) return a[1] < b[1] end)
+local out = {}
+for _, f in ipairs(found) do out[#out + 1] = f[2] end
+return out
+)LUA";
+
+// ARGV: P, now. Moves due scheduled/retrying tasks to the ready set; returns their queues.
+constexpr const char* kPromote = R"LUA(
+local out = {}
+for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
+  local dk = qkey(q, 'due')
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', dk, '-inf', ARGV[2])) do
+    local k = tkey(q, id)
+    local h = redis.call('HMGET', k, 'status', 'next')
+    redis.call('ZREM', dk, id)
+    if h[1] == 'scheduled' or h[1] == 'retrying' then
+      redis.call('HSET', k, 'status', 'pending', 'ready', h[2])
+      touch(k, ARGV[2])
+      redis.call('ZADD', qkey(q, 'ready'), 0, member_of(k, id))
+      depth(q, h[1], 'pending')
+      snapshot(k)
+      out[#out + 1] = q
+    end
+  end
+end
+return out
+)LUA";
+
+// ARGV: P. The earliest due time or lease deadline, or nil.
+constexpr const char* kNextWakeup = R"LUA(
+local best = nil
+for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
+  for _, name in ipairs({'due', 'leases'}) do
+    local r = redis.call('ZRANGE', qkey(q, name), 0, 0, 'WITHSCORES')
+    if #r > 0 then
+      local v = tonumber(r[2])
+      if best == nil or v < best then best = v end
+    end
+  end
+end
+if best == nil then return false end
+return s(best)
+)LUA";
+
+// ARGV: P, id. The live task's fields, or nil when it is not live in Redis.
+constexpr const char* kGet = R"LUA(
+local q = redis.call('HGET', P .. 'ids', ARGV[2])
+if not q then return false end
+return redis.call('HGETALL', tkey(q, ARGV[2]))
+)LUA";
+
+// ARGV: P, id, now
+constexpr const char* kCancel = R"LUA(
+local id, now = ARGV[2], ARGV[3]
+local q = redis.call('HGET', P .. 'ids', id)
+if not q then
+  local ended = redis.call('HGET', P .. 'ended', id)
+  if ended then
+    local st = split2(ended)
+    return {'terminal', st}
+  end
+  return {'notfound'}
+end
+local k = tkey(q, id)
+local st = redis.call('HGET', k, 'status')
+if st == 'running' then return {'running'} end
+if st == 'succeeded' or st == 'cancelled' then return {'terminal', st} end
+if st == 'pending' then
+  redis.call('ZREM', qkey(q, 'ready'), member_of(k, id))
+else
+  redis.call('ZREM', qkey(q, 'due'), id)
+end
+clear_fast(k)
+redis.call('HSET', k, 'status', 'cancelled')
+redis.call('HDEL', k, 'next')
+touch(k, now)
+release_key(k, id)
+depth(q, st, 'cancelled')
+return {'ok', finish(q, id, k, 'cancelled')}
+)LUA";
+
+// ARGV: P, now, then 5 per task: id ver payload? pv? maxr?. Dead tasks still at `ver` only.
+constexpr const char* kReplay = R"LUA(
+local now = ARGV[2]
+local out = {}
+for i = 3, #ARGV, 5 do
+  local id = ARGV[i]
+  local q = redis.call('HGET', P .. 'ids', id)
+  if q then
+    local k = tkey(q, id)
+    local h = redis.call('HMGET', k, 'status', 'ver')
+    if h[1] == 'dead' and h[2] == ARGV[i + 1] then
+      local payload, pv, maxr = opt(ARGV[i + 2]), opt(ARGV[i + 3]), opt(ARGV[i + 4])
+      if payload then redis.call('HSET', k, 'payload', payload) end
+      if pv then redis.call('HSET', k, 'pv', pv) end
+      if maxr then redis.call('HSET', k, 'maxr', maxr) end
+      clear_fast(k)
+      redis.call('HSET', k, 'status', 'pending', 'retry', '0', 'fastused', '0', 'next', now,
+                 'ready', now)
+      touch(k, now)
+      redis.call('ZADD', qkey(q, 'ready'), 0, member_of(k, id))
+      depth(q, 'dead', 'pending')
+      out[#out + 1] = snapshot(k)
+    end
+  end
+end
+return out
+)LUA";
+
+// ARGV: P, now, ids... Cancels those still dead; returns how many.
+constexpr const char* kCancelDead = R"LUA(
+local now = ARGV[2]
+local n = 0
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  local q = redis.call('HGET', P .. 'ids', id)
+  if q then
+    local k = tkey(q, id)
+    if redis.call('HGET', k, 'status') == 'dead' then
+      redis.call('HSET', k, 'status', 'cancelled')
+      redis.call('HDEL', k, 'next')
+      touch(k, now)
+      depth(q, 'dead', 'cancelled')
+      finish(q, id, k, 'cancelled')
+      n = n + 1
+    end
+  end
+end
+return n
+)LUA";
+
+}  // namespace
+
+const std::string& ScriptSource(Script script) {
+  static const std::array<std::string, kScriptCount> sources = [] {
+    std::array<const char*, kScriptCount> bodies = {
+        kSubmit,     kLease, kAck,    kLeaseView, kFinishAttempt, kExtend, kExpired, kPromote,
+        kNextWakeup, kGet,   kCancel, kReplay,    kCancelDead,    kEvent,  kGetEvent};
+    std::array<std::string, kScriptCount> out;
+    for (int i = 0; i < kScriptCount; ++i) out[i] = std::string(kHelpers) + bodies[i];
+    return out;
+  }();
+  return sources[static_cast<int>(script)];
+}
+
+}  // namespace madeira::store::redis_pg

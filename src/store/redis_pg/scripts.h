@@ -1,0 +1,32 @@
+// The Lua scripts that make every Redis-side transition atomic. Each script takes the key
+// prefix as ARGV[1] and builds its keys from it (see docs/architecture.md for the layout).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace madeira::store::redis_pg {
+
+enum class Script {
+  kSubmit,
+  kLease,
+  kAck,
+  kLeaseView,
+  kFinishAttempt,
+  kExtend,
+  kExpired,
+  kPromote,
+  kNextWakeup,
+  kGet,
+  kCancel,
+  kReplay,
+  kCancelDead,
+  kEvent,
+  kGetEvent,
+};
+inline constexpr int kScriptCount = 15;
+
+// The full source of a script (the shared helpers prepended).
+const std::string& ScriptSource(Script script);
+
+}  // namespace madeira::store::redis_pg

@@ -1,0 +1,199 @@
+#include "store/redis_pg/task_codec.h"
+
+#include <boost/json.hpp>
+#include <map>
+#include <stdexcept>
+
+namespace madeira::store::redis_pg {
+
+namespace {
+
+const std::string& Need(const Fields& f, const char* name) {
+  auto it = f.find(name);
+  if (it == f.end()) throw std::runtime_error(std::string("task hash lacks field ") + name);
+  return it->second;
+}
+std::optional<std::string> Maybe(const Fields& f, const char* name) {
+  auto it = f.find(name);
+  if (it == f.end()) return std::nullopt;
+  return it->second;
+}
+int64_t Num(const Fields& f, const char* name) { return std::stoll(Need(f, name)); }
+int64_t NumOr(const Fields& f, const char* name, int64_t fallback) {
+  auto v = Maybe(f, name);
+  return v ? std::stoll(*v) : fallback;
+}
+
+core::TaskStatus Status(const std::string& text) {
+  auto s = core::ParseTaskStatus(text);
+  if (!s) throw std::runtime_error("unknown task status " + text);
+  return *s;
+}
+
+std::optional<core::AttemptOutcome> Outcome(const std::string& text) {
+  for (auto o : {core::AttemptOutcome::kSucceeded, core::AttemptOutcome::kFailed,
+                 core::AttemptOutcome::kLeaseExpired, core::AttemptOutcome::kCancelled}) {
+    if (core::AttemptOutcomeName(o) == text) return o;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Fields FieldsFromFlat(const RedisReply& flat) {
+  Fields f;
+  for (size_t i = 0; i + 1 < flat.elements.size(); i += 2) {
+    f[flat.elements[i].str] = flat.elements[i + 1].str;
+  }
+  return f;
+}
+
+LiveTask TaskFromFields(const Fields& f) {
+  LiveTask live;
+  core::Task& t = live.task;
+  t.spec.task_id = Need(f, "id");
+  t.spec.task_type = Need(f, "type");
+  t.spec.queue = Need(f, "queue");
+  t.spec.payload_version = static_cast<int>(Num(f, "pv"));
+  t.spec.payload = Need(f, "payload");
+  t.spec.schedule_time = Num(f, "sched");
+  t.spec.timeout_ms = Num(f, "timeout");
+  t.spec.max_retries = static_cast<int>(Num(f, "maxr"));
+  t.spec.priority = static_cast<int>(Num(f, "prio"));
+  t.spec.trace_id = Need(f, "trace");
+  t.spec.idempotency_key = Maybe(f, "ikey");
+  t.spec.content_hash = Need(f, "chash");
+  t.status = Status(Need(f, "status"));
+  t.retry_count = static_cast<int>(Num(f, "retry"));
+  t.attempts = static_cast<int>(Num(f, "attempts"));
+  t.created_at = Num(f, "created");
+  t.updated_at = Num(f, "updated");
+  if (auto next = Maybe(f, "next")) t.next_attempt_at = std::stoll(*next);
+  t.last_error = Maybe(f, "lerr");
+  t.result = Maybe(f, "result");
+  t.deduplicated = Need(f, "dedup") == "1";
+  t.fast_retries_used = static_cast<int>(Num(f, "fastused"));
+  t.in_fast_retry = Need(f, "infast") == "1";
+  t.seq = Num(f, "seq");
+  live.lease_id = Maybe(f, "lease").value_or("");
+  live.fencing_token = NumOr(f, "token", 0);
+  live.deadline = NumOr(f, "deadline", 0);
+  live.attempt_started_at = NumOr(f, "astart", 0);
+  live.worker = Maybe(f, "worker").value_or("");
+  live.ready_at = NumOr(f, "ready", 0);
+  live.ver = NumOr(f, "ver", 0);
+  return live;
+}
+
+const char* const kPgTaskColumns =
+    "task_id, seq, ver, queue, task_type, payload_version, payload, schedule_time, timeout_ms, "
+    "max_retries, priority, trace_id, idempotency_key, content_hash, status, retry_count, "
+    "attempts, created_at, updated_at, next_attempt_at, last_error, result, deduplicated, "
+    "fast_retries_used, in_fast_retry";
+
+core::Task TaskFromRow(const PgResult& r, int row) {
+  core::Task t;
+  t.spec.task_id = r.Text(row, 0);
+  t.seq = r.Int(row, 1);
+  t.spec.queue = r.Text(row, 3);
+  t.spec.task_type = r.Text(row, 4);
+  t.spec.payload_version = static_cast<int>(r.Int(row, 5));
+  t.spec.payload = r.Text(row, 6);
+  t.spec.schedule_time = r.Int(row, 7);
+  t.spec.timeout_ms = r.Int(row, 8);
+  t.spec.max_retries = static_cast<int>(r.Int(row, 9));
+  t.spec.priority = static_cast<int>(r.Int(row, 10));
+  t.spec.trace_id = r.Text(row, 11);
+  t.spec.idempotency_key = r.OptText(row, 12);
+  t.spec.content_hash = r.Text(row, 13);
+  t.status = Status(r.Text(row, 14));
+  t.retry_count = static_cast<int>(r.Int(row, 15));
+  t.attempts = static_cast<int>(r.Int(row, 16));
+  t.created_at = r.Int(row, 17);
+  t.updated_at = r.Int(row, 18);
+  t.next_attempt_at = r.OptInt(row, 19);
+  t.last_error = r.OptText(row, 20);
+  t.result = r.OptText(row, 21);
+  t.deduplicated = r.Text(row, 22) == "t";
+  t.fast_retries_used = static_cast<int>(r.Int(row, 23));
+  t.in_fast_retry = r.Text(row, 24) == "t";
+  return t;
+}
+
+const char* const kPgAttemptColumns =
+    "attempt, worker_id, started_at, finished_at, outcome, error, http_status, response_excerpt";
+
+core::Attempt AttemptFromRow(const PgResult& r, int row) {
+  core::Attempt a;
+  a.attempt = static_cast<int>(r.Int(row, 0));
+  a.worker_id = r.Text(row, 1);
+  a.started_at = r.Int(row, 2);
+  a.finished_at = r.Int(row, 3);
+  a.outcome = Outcome(r.Text(row, 4));
+  a.error = r.OptText(row, 5);
+  if (auto h = r.OptInt(row, 6)) a.http_status = static_cast<int>(*h);
+  a.response_excerpt = r.OptText(row, 7);
+  return a;
+}
+
+RecordBatch BuildRecordBatch(const std::vector<Fields>& entries) {
+  std::map<std::string, std::pair<int64_t, boost::json::object>> tasks;  // newest ver per id
+  std::map<std::pair<std::string, int64_t>, boost::json::object> attempts;
+  for (const Fields& f : entries) {
+    auto kind = f.find("kind");
+    if (kind == f.end()) continue;
+    if (kind->second == "task") {
+      LiveTask live = TaskFromFields(f);
+      const core::Task& t = live.task;
+      auto& slot = tasks[t.spec.task_id];
+      if (!slot.second.empty() && slot.first >= live.ver) continue;
+      boost::json::object o;
+      o["task_id"] = t.spec.task_id;
+      o["seq"] = t.seq;
+      o["ver"] = live.ver;
+      o["queue"] = t.spec.queue;
+      o["task_type"] = t.spec.task_type;
+      o["payload_version"] = t.spec.payload_version;
+      o["payload"] = t.spec.payload;
+      o["schedule_time"] = t.spec.schedule_time;
+      o["timeout_ms"] = t.spec.timeout_ms;
+      o["max_retries"] = t.spec.max_retries;
+      o["priority"] = t.spec.priority;
+      o["trace_id"] = t.spec.trace_id;
+      if (t.spec.idempotency_key) o["idempotency_key"] = *t.spec.idempotency_key;
+      o["content_hash"] = t.spec.content_hash;
+      o["status"] = core::TaskStatusName(t.status);
+      o["retry_count"] = t.retry_count;
+      o["attempts"] = t.attempts;
+      o["created_at"] = t.created_at;
+      o["updated_at"] = t.updated_at;
+      if (t.next_attempt_at) o["next_attempt_at"] = *t.next_attempt_at;
+      if (t.last_error) o["last_error"] = *t.last_error;
+      if (t.result) o["result"] = *t.result;
+      o["deduplicated"] = t.deduplicated;
+      o["fast_retries_used"] = t.fast_retries_used;
+      o["in_fast_retry"] = t.in_fast_retry;
+      slot = {live.ver, std::move(o)};
+    } else if (kind->second == "attempt") {
+      boost::json::object o;
+      o["task_id"] = Need(f, "task_id");
+      int64_t n = Num(f, "attempt");
+      o["attempt"] = n;
+      o["worker_id"] = Need(f, "worker");
+      o["started_at"] = Num(f, "started");
+      o["finished_at"] = Num(f, "finished");
+      o["outcome"] = Need(f, "outcome");
+      if (auto e = Maybe(f, "error")) o["error"] = *e;
+      if (auto h = Maybe(f, "http")) o["http_status"] = std::stoll(*h);
+      if (auto x = Maybe(f, "excerpt")) o["response_excerpt"] = *x;
+      attempts[{Need(f, "task_id"), n}] = std::move(o);
+    }
+  }
+  boost::json::array ta;
+  for (auto& [id, slot] : tasks) ta.push_back(std::move(slot.second));
+  boost::json::array aa;
+  for (auto& [key, o] : attempts) aa.push_back(std::move(o));
+  return {boost::json::serialize(ta), boost::json::serialize(aa), tasks.size(), attempts.size()};
+}
+
+}  // namespace madeira::store::redis_pg
