@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "core/time.h"
+#include "delivery/address_guard.h"
+#include "delivery/standard_webhooks.h"
 
 namespace madeira::cli {
 namespace {
@@ -232,7 +234,7 @@ void ReadSources(const Reader& r, const toml::table& root, ServeConfig& cfg) {
   int i = 0;
   for (const toml::table* t : r.TableArray(root, "", "sources")) {
     const std::string path = "sources[" + std::to_string(i++) + "]";
-    r.CheckKeys(*t, path, {"id", "secrets"});
+    r.CheckKeys(*t, path, {"id", "secrets", "allow_target_uri", "target_secrets"});
     SourceConfig src;
     auto id = r.String(*t, path, "id");
     if (!id || id->empty()) {
@@ -245,6 +247,20 @@ void ReadSources(const Reader& r, const toml::table& root, ServeConfig& cfg) {
              path + ".secrets");
     }
     src.secrets = *secrets;
+    if (auto v = r.Bool(*t, path, "allow_target_uri")) src.allow_target_uri = *v;
+    if (auto v = r.StringArray(*t, path, "target_secrets")) src.target_secrets = *v;
+    if (src.allow_target_uri && src.target_secrets.empty()) {
+      r.Fail(t, ErrorCode::kMissingField,
+             "key '" + path + ".target_secrets' is required with allow_target_uri",
+             path + ".target_secrets");
+    }
+    for (const std::string& s : src.target_secrets) {
+      if (!delivery::DecodeSecret(s)) {
+        r.Fail(t, ErrorCode::kInvalidField,
+               "key '" + path + ".target_secrets' holds a value that is not whsec_ + base64",
+               path + ".target_secrets");
+      }
+    }
     cfg.sources.push_back(std::move(src));
   }
 }
@@ -311,13 +327,15 @@ void ReadRetry(const Reader& r, const toml::table& retry, ServeConfig& cfg) {
 
 void ReadRoot(const Reader& r, const toml::table& root, ServeConfig& cfg) {
   r.CheckKeys(root, "",
-              {"listen", "data_dir", "store", "redis_url", "database_url", "role", "auth",
-               "sources", "limits", "retry", "delivery"});
+              {"listen", "data_dir", "store", "redis_url", "database_url", "allow_volatile_redis",
+               "namespace", "role", "auth", "sources", "limits", "retry", "delivery"});
   if (auto v = r.String(root, "", "listen")) cfg.listen = *v;
   if (auto v = r.String(root, "", "data_dir")) cfg.data_dir = *v;
   if (auto v = r.String(root, "", "store")) cfg.store = *v;
   if (auto v = r.String(root, "", "redis_url")) cfg.redis_url = *v;
   if (auto v = r.String(root, "", "database_url")) cfg.database_url = *v;
+  if (auto v = r.Bool(root, "", "allow_volatile_redis")) cfg.allow_volatile_redis = *v;
+  if (auto v = r.String(root, "", "namespace")) cfg.name_space = *v;
   if (auto v = r.String(root, "", "role")) cfg.role = *v;
   if (const toml::table* auth = r.Table(root, "", "auth")) {
     r.CheckKeys(*auth, "auth", {"tokens"});
@@ -327,8 +345,28 @@ void ReadRoot(const Reader& r, const toml::table& root, ServeConfig& cfg) {
   if (const toml::table* t = r.Table(root, "", "limits")) ReadLimits(r, *t, cfg);
   if (const toml::table* t = r.Table(root, "", "retry")) ReadRetry(r, *t, cfg);
   if (const toml::table* t = r.Table(root, "", "delivery")) {
-    r.CheckKeys(*t, "delivery", {"allow_private_targets"});
+    r.CheckKeys(*t, "delivery",
+                {"allow_private_targets", "allow_cidrs", "disable_after", "breaker_failures",
+                 "breaker_cool_down", "max_retries"});
     if (auto v = r.Bool(*t, "delivery", "allow_private_targets")) cfg.allow_private_targets = *v;
+    if (auto v = r.StringArray(*t, "delivery", "allow_cidrs")) {
+      for (const std::string& cidr : *v) {
+        if (!delivery::ParseCidr(cidr)) {
+          r.Fail(t, ErrorCode::kInvalidField,
+                 "key 'delivery.allow_cidrs' holds '" + cidr + "', which is not a CIDR",
+                 "delivery.allow_cidrs");
+        }
+      }
+      cfg.allow_cidrs = *v;
+    }
+    if (auto v = r.Duration(*t, "delivery", "disable_after")) cfg.disable_after = *v;
+    if (auto v = r.Int(*t, "delivery", "breaker_failures", 1, 1000)) {
+      cfg.breaker_failures = static_cast<int>(*v);
+    }
+    if (auto v = r.Duration(*t, "delivery", "breaker_cool_down")) cfg.breaker_cool_down = *v;
+    if (auto v = r.Int(*t, "delivery", "max_retries", 0, 100)) {
+      cfg.webhook_max_retries = static_cast<int>(*v);
+    }
   }
 }
 
@@ -405,6 +443,8 @@ core::Result<ServeConfig> LoadServeConfig(const ServeFlags& flags, const EnvLook
   apply(cfg.redis_url, "MADEIRA_REDIS_URL", flags.redis_url);
   apply(cfg.database_url, "MADEIRA_DATABASE_URL", flags.database_url);
   if (flags.role) cfg.role = *flags.role;
+  if (flags.allow_volatile_redis) cfg.allow_volatile_redis = true;
+  apply(cfg.name_space, "MADEIRA_NAMESPACE", flags.name_space);
   if (auto ok = Validate(cfg); !ok) return ok.error();
   return cfg;
 }

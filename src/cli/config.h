@@ -25,10 +25,12 @@ struct TokenConfig {
   std::vector<std::string> scopes;  // each "producer", "worker" or "admin"
 };
 
-// One [[sources]] entry (who may POST /v1/events); parsed now, used once events exist.
+// One [[sources]] entry (who may POST /v1/events).
 struct SourceConfig {
   std::string id;
   std::vector<std::string> secrets;
+  bool allow_target_uri = false;            // may its events name their own target_uri?
+  std::vector<std::string> target_secrets;  // "whsec_…" signing those deliveries
 };
 
 struct ServeConfig {
@@ -37,6 +39,11 @@ struct ServeConfig {
   std::string store = "sqlite";  // "sqlite" or "redis-pg"
   std::string redis_url;
   std::string database_url;
+  // redis-pg: accept a Redis without appendonly yes + appendfsync always (tasks may be lost).
+  bool allow_volatile_redis = false;
+  // redis-pg: keeps installations apart on one Redis + PostgreSQL (keys "madeira:<ns>:", schema
+  // "madeira_<ns>"); empty = "madeira:" and "madeira". a-z, 0-9 and _ only.
+  std::string name_space;
   std::string role = "all";  // all | api | scheduler | deliverer
   std::string config_file;   // the file that was read, empty when none
 
@@ -51,7 +58,13 @@ struct ServeConfig {
   std::map<std::string, core::RetryPolicy> retry_by_queue;  // [retry."queue:orders"]
   core::RetryPolicy webhook_retry = core::RetryPolicy::WebhookDefaults();
 
+  // [delivery]
   bool allow_private_targets = false;
+  std::vector<std::string> allow_cidrs;                 // private ranges allowed all the same
+  core::Millis disable_after = 5LL * 24 * 3600 * 1000;  // failing with no success this long
+  int breaker_failures = 5;                             // consecutive, to open the breaker
+  core::Millis breaker_cool_down = 30'000;
+  int webhook_max_retries = 10;
 
   bool auth_enabled() const { return !tokens.empty(); }
 };
@@ -65,6 +78,8 @@ struct ServeFlags {
   std::optional<std::string> redis_url;
   std::optional<std::string> database_url;
   std::optional<std::string> role;
+  bool allow_volatile_redis = false;  // --allow-volatile-redis (only ever turns it on)
+  std::optional<std::string> name_space;
 };
 
 // Reads one environment variable; injected so tests do not touch the process environment.

@@ -176,6 +176,44 @@ TEST(ConfigTest, EnvironmentCoversEveryKey) {
   EXPECT_EQ(cfg->database_url, "postgres://p");
 }
 
+// A Redis without appendfsync always loses accepted tasks: only an explicit yes (file or flag)
+// lets redis-pg run on one; the flag can only turn it on.
+TEST(ConfigTest, VolatileRedisIsRefusedUnlessAllowed) {
+  auto plain = LoadServeConfig({}, FakeEnv({}));
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_FALSE(plain->allow_volatile_redis);
+  TempFile file("store = \"redis-pg\"\nallow_volatile_redis = true\n");
+  ServeFlags from_file;
+  from_file.config_file = file.path();
+  auto cfg = LoadServeConfig(from_file, FakeEnv({}));
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message;
+  EXPECT_TRUE(cfg->allow_volatile_redis);
+  ServeFlags flag;
+  flag.allow_volatile_redis = true;
+  cfg = LoadServeConfig(flag, FakeEnv({}));
+  ASSERT_TRUE(cfg.has_value());
+  EXPECT_TRUE(cfg->allow_volatile_redis);
+  TempFile wrong("allow_volatile_redis = \"yes\"\n");
+  ServeFlags wrong_flags;
+  wrong_flags.config_file = wrong.path();
+  EXPECT_THAT(LoadServeConfig(wrong_flags, FakeEnv({})).error().message,
+              HasSubstr("allow_volatile_redis"));
+}
+
+TEST(ConfigTest, NamespaceComesFromFlagEnvOrFile) {
+  TempFile file("namespace = \"staging\"\n");
+  ServeFlags flags;
+  flags.config_file = file.path();
+  auto cfg = LoadServeConfig(flags, FakeEnv({}));
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message;
+  EXPECT_EQ(cfg->name_space, "staging");
+  cfg = LoadServeConfig(flags, FakeEnv({{"MADEIRA_NAMESPACE", "from_env"}}));
+  EXPECT_EQ(cfg->name_space, "from_env");
+  flags.name_space = "from_flag";
+  cfg = LoadServeConfig(flags, FakeEnv({{"MADEIRA_NAMESPACE", "from_env"}}));
+  EXPECT_EQ(cfg->name_space, "from_flag");
+}
+
 TEST(ConfigTest, MissingConfigFileIsAnError) {
   ServeFlags flags;
   flags.config_file = "/nonexistent/madeira.toml";

@@ -10,6 +10,7 @@
 #include "cli/client.h"
 #include "cli/config.h"
 #include "cli/serve.h"
+#include "cli/store_open.h"
 
 namespace {
 
@@ -52,7 +53,25 @@ int main(int argc, char** argv) {
               "PostgreSQL URL (env MADEIRA_DATABASE_URL)");
   AddOptional(serve, "--role", serve_flags.role, "all | api | scheduler | deliverer")
       ->check(CLI::IsMember({"all", "api", "scheduler", "deliverer"}));
+  serve->add_flag("--allow-volatile-redis", serve_flags.allow_volatile_redis,
+                  "redis-pg: accept a Redis without appendonly yes + appendfsync always");
+  AddOptional(serve, "--namespace", serve_flags.name_space,
+              "redis-pg: key prefix / PostgreSQL schema suffix (env MADEIRA_NAMESPACE)");
   serve->callback([&] { exit_code = madeira::cli::RunServe(serve_flags); });
+
+  // migrate
+  madeira::cli::ServeFlags migrate_flags;
+  CLI::App* migrate =
+      app.add_subcommand("migrate", "Bring the store's schema up to this version, then exit");
+  AddOptional(migrate, "--config", migrate_flags.config_file, "TOML config file");
+  AddOptional(migrate, "--data-dir", migrate_flags.data_dir, "Data directory (sqlite)");
+  AddOptional(migrate, "--store", migrate_flags.store, "sqlite | redis-pg")
+      ->check(CLI::IsMember({"sqlite", "redis-pg"}));
+  AddOptional(migrate, "--database-url", migrate_flags.database_url,
+              "PostgreSQL URL (env MADEIRA_DATABASE_URL)");
+  AddOptional(migrate, "--namespace", migrate_flags.name_space,
+              "redis-pg: PostgreSQL schema suffix (env MADEIRA_NAMESPACE)");
+  migrate->callback([&] { exit_code = madeira::cli::RunMigrate(migrate_flags); });
 
   // task
   ClientOptions task_opts;

@@ -16,12 +16,16 @@
 #include <vector>
 
 #include "api/http_server.h"
+#include "cli/store_open.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/random.h"
+#include "delivery/deliverer.h"
+#include "delivery/http_sender.h"
+#include "delivery/standard_webhooks.h"
+#include "delivery/webhook_service.h"
 #include "engine/engine.h"
-#include "store/sqlite/sqlite_store.h"
 
 namespace madeira::cli {
 namespace {
@@ -47,8 +51,25 @@ engine::EngineConfig ToEngineConfig(const ServeConfig& cfg) {
   out.default_retry = cfg.default_retry;
   out.retry_by_type = cfg.retry_by_type;
   out.retry_by_queue = cfg.retry_by_queue;
+  out.retry_by_type.emplace(std::string(delivery::kDeliveryTaskType), cfg.webhook_retry);
   return out;
 }
+
+delivery::WebhookConfig ToWebhookConfig(const ServeConfig& cfg) {
+  delivery::WebhookConfig out;
+  for (const SourceConfig& s : cfg.sources) {
+    out.sources.push_back({s.id, s.secrets, s.allow_target_uri, s.target_secrets});
+  }
+  out.retry = cfg.webhook_retry;
+  out.max_retries = cfg.webhook_max_retries;
+  out.disable_after = cfg.disable_after;
+  out.max_payload_bytes = cfg.limits.max_payload_bytes;
+  out.max_depth = cfg.limits.max_depth;
+  return out;
+}
+
+// Deliveries run where the role includes them: `all` and `deliverer`.
+bool RunsDeliveries(const ServeConfig& cfg) { return cfg.role == "all" || cfg.role == "deliverer"; }
 
 api::ApiConfig ToApiConfig(const ServeConfig& cfg) {
   api::ApiConfig out;
@@ -117,10 +138,6 @@ int RunServe(const ServeFlags& flags) {
   if (auto ok = CheckListenAllowed(cfg); !ok) {
     return Fail(kServeBadConfig, "refusing to listen", ok.error().message);
   }
-  if (cfg.store == "redis-pg") {
-    return Fail(kServeBadConfig, "unsupported store",
-                "store redis-pg is not available in this build yet");
-  }
   auto hp = ParseHostPort(cfg.listen);  // validated by LoadServeConfig
 
   std::error_code fs_ec;
@@ -131,8 +148,13 @@ int RunServe(const ServeFlags& flags) {
   core::SystemRandom random;
   core::Metrics metrics;
 
-  auto opened = store::OpenSqliteStore(cfg.data_dir);
-  if (!opened) return Fail(kServeFailed, "cannot open the store", opened.error().message);
+  auto opened = OpenConfiguredStore(cfg);
+  if (!opened) {
+    // A missing or malformed URL is configuration; a service that does not answer is not.
+    int code =
+        opened.error().code == core::ErrorCode::kInvalidField ? kServeBadConfig : kServeFailed;
+    return Fail(code, "cannot open the store", opened.error().message);
+  }
   std::unique_ptr<store::Store> store = std::move(*opened);
 
   asio::io_context io;
@@ -156,9 +178,34 @@ int RunServe(const ServeFlags& flags) {
       exit_code = Fail(kServeFailed, "cannot start the engine", started.error().message);
     }
 
+    delivery::OpenSslRandom secret_random;
+    delivery::WebhookService webhooks(engine, *store, clock, random, secret_random, metrics,
+                                      ToWebhookConfig(cfg));
+    std::optional<delivery::HttpSender> sender;
+    std::optional<delivery::Deliverer> deliverer;
+    if (exit_code == kServeOk) {
+      auto loaded_endpoints =
+          Await<store::Unit>([&](store::Callback<store::Unit> cb) { webhooks.Start(cb); });
+      if (!loaded_endpoints) {
+        exit_code = Fail(kServeFailed, "cannot load the webhook endpoints",
+                         loaded_endpoints.error().message);
+      }
+    }
+    if (exit_code == kServeOk && RunsDeliveries(cfg)) {
+      // LoadServeConfig already checked every CIDR, so this cannot fail here.
+      auto guard = delivery::AddressGuard::Create({cfg.allow_private_targets, cfg.allow_cidrs});
+      delivery::SenderOptions options;
+      if (guard) options.guard = *guard;
+      sender.emplace(options);
+      delivery::DelivererConfig dcfg;
+      dcfg.breaker = {cfg.breaker_failures, cfg.breaker_cool_down};
+      deliverer.emplace(io.get_executor(), engine, webhooks, *sender, clock, metrics, dcfg);
+      deliverer->Start();
+    }
+
     std::optional<api::HttpServer> server;
     if (exit_code == kServeOk) {
-      server.emplace(io, engine, metrics, ToApiConfig(cfg));
+      server.emplace(io, engine, metrics, ToApiConfig(cfg), &webhooks);
       auto ep = server->Listen(hp->host, hp->port);
       if (!ep) {
         exit_code = Fail(kServeFailed, "cannot listen on " + cfg.listen, ep.error().message);
@@ -183,12 +230,17 @@ int RunServe(const ServeFlags& flags) {
       std::promise<void> stopped;
       asio::post(io, [&] {
         server->Stop();
+        if (deliverer) deliverer->Stop();
         engine.Stop();
         stopped.set_value();
       });
       stopped.get_future().wait();
+      // Attempts still in flight end as aborted and go back to their queues.
+      if (sender) sender->Stop();
     } else {
+      if (deliverer) deliverer->Stop();
       engine.Stop();
+      if (sender) sender->Stop();
       signals.cancel();
     }
     work.reset();

@@ -97,8 +97,8 @@ def test_bad_config_is_one_clear_line(binary, tmp_path):
     assert "limits.max_dept" in p.stderr, p.stderr
 
 
-def test_redis_pg_not_available_yet(binary, tmp_path):
+def test_redis_pg_without_urls_names_the_missing_one(binary, tmp_path):
     p = subprocess.run([binary, "serve", "--store", "redis-pg", "--data-dir", str(tmp_path)],
                        capture_output=True, timeout=10, text=True)
     assert p.returncode == 2, p
-    assert "redis-pg is not available" in p.stderr
+    assert "redis url: not set" in p.stderr, p.stderr
