@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Renders the peer benchmark (bench/peers/results.json) as markdown tables, one per scenario,
+optionally with Madeira's own figures beside the peers'.
+
+usage: report.py PEERS.json [--madeira LABEL=FILE ...] [--drain-requests-per-task X] [-o OUT.md]
+
+--madeira takes what `madeira_bench --json FILE` writes ({"results": [{"id", "median", "min",
+"max", "measurement", ...}]}), or a small hand-written file {"a.single": 31969, "b.drain":
+{"median": 41612, "min": 40324, "max": 43081}, ...} keyed by madeira_bench ids. Give it once per
+store, e.g. --madeira embedded=bench.json --madeira redis-pg=bench-redis.json.
+
+Ratios: "vs best peer" is Madeira's advantage over the best peer on the same figure (throughput:
+Madeira / peer; latency: peer / Madeira), so > 1 means Madeira is ahead. "of limit" is Madeira's
+throughput as a share of what the machine allows at best for that scenario (see LIMITS).
+"""
+
+import argparse
+import json
+import sys
+
+PEERS = [("bullmq", "BullMQ"), ("asynq", "Asynq")]
+
+# Scenario tables: title, peer figure id, madeira_bench figure id, higher is better.
+SCENARIOS = [
+    ("a. enqueue, one task per call, 64 in flight", [("a.single", "a.single", True)]),
+    ("a. enqueue in bulk", [("a.bulk", "a.batch", True)]),
+    ("b. drain pre-enqueued no-op tasks, one worker process", [("b.drain", "b.drain", True)]),
+    ("c. latency, enqueue acknowledged → handler start (leased), steady rate",
+     [("c.p50", "c.p50", False), ("c.p99", "c.p99", False), ("c.max", "c.max", False),
+      ("c.rate", "c.rate", True)]),
+    ("d. delayed tasks (2 s ahead): lateness after the due time",
+     [("d.p50", "f.p50", False), ("d.p99", "f.p99", False), ("d.max", "f.max", False)]),
+]
+
+LIMITS = [
+    ("limit.http", "loopback HTTP/1.1, trivial keep-alive server, 64 connections"),
+    ("limit.xadd", "Redis XADD, 300-byte field, pipelined (16 conns × 64), AOF on"),
+    ("limit.fdatasync", "append 64 B + fdatasync, one file in the temp dir"),
+]
+
+
+def fmt(v, unit):
+    if v is None:
+        return "n/a"
+    if unit in ("ms",):
+        return f"{v:,.1f}" if v < 100 else f"{v:,.0f}"
+    return f"{v:,.0f}"
+
+
+def ratio(x):
+    return "—" if x is None else f"{x:.2f}×"
+
+
+def load_madeira(spec):
+    label, _, path = spec.partition("=")
+    if not path:
+        label, path = "Madeira", spec
+    with open(path) as f:
+        doc = json.load(f)
+    figures = {}
+    failures = [f"run {f.get('run')} of {f.get('scenario')}: {f.get('error')}"
+                for f in doc.get("failures", []) if isinstance(f, dict)]
+    if isinstance(doc.get("results"), list):
+        for r in doc["results"]:
+            figures[r["id"]] = {"median": r["median"], "min": r.get("min"), "max": r.get("max"),
+                                "what": r.get("measurement", ""), "values": r.get("values", [])}
+    else:
+        for key, v in doc.items():
+            if isinstance(v, dict):
+                figures[key] = {"median": v["median"], "min": v.get("min"), "max": v.get("max"),
+                                "what": v.get("what", "")}
+            elif isinstance(v, (int, float)):
+                figures[key] = {"median": v, "min": None, "max": None, "what": ""}
+    return label, figures, failures
+
+
+def range_of(fig, unit):
+    if fig.get("min") is None or fig.get("max") is None:
+        return "—"
+    return f"{fmt(fig['min'], unit)} – {fmt(fig['max'], unit)}"
+
+
+def scenario_limit(peer_id, limits, drain_rpt):
+    """The machine's best for a throughput figure as {median, min, max} in tasks/s, and how it
+    was derived; (None, None) where no limit applies."""
+    derive = {
+        "a.single": ("limit.http", 1, "loopback HTTP req/s (1 request a task)"),
+        "a.bulk": ("limit.xadd", 1, "Redis pipelined XADD/s (1 append a task)"),
+        "b.drain": ("limit.http", drain_rpt, f"loopback HTTP req/s ÷ {drain_rpt:g} requests a task"),
+    }.get(peer_id)
+    if not derive or derive[0] not in limits:
+        return None, None
+    src, per_task, how = derive
+    f = limits[src]
+    return {k: f[k] / per_task for k in ("median", "min", "max")}, how
+
+
+def render(peers, madeira, drain_rpt):
+    out = []
+    m = peers["machine"]
+    v = peers["versions"]
+    rc = peers["redis_config"]
+    figs = {(r["peer"], r["id"]): r for r in peers["results"]}
+    limits = {r["id"]: r for r in peers["results"] if r["peer"] == "limit"}
+    best = peers.get("best_concurrency", {})
+
+    out.append("## Against the field: BullMQ and Asynq on the same machine\n")
+    out.append(
+        f"Machine: {m['cpus']} CPUs ({m['cpu_model']}), {m['kernel']}, {m['mem_gib']} GiB; "
+        f"load average {m['loadavg_start']} at the start, {m['loadavg_end']} at the end. "
+        f"{peers['runs']} runs per figure (median, min–max), scale {peers['scale']:g}, "
+        f"{peers['seconds']} s in all, {peers['generated']}.\n")
+    out.append(
+        f"Versions: BullMQ {v['bullmq']} (ioredis {v['ioredis']}, Node.js {v['node']}), "
+        f"Asynq {v['asynq']} ({v['go']}), Redis {v['redis']}. One private `redis-server` on "
+        f"127.0.0.1, `appendonly {rc['appendonly']}`, `appendfsync {rc['appendfsync']}`, "
+        f"`save \"\"`, other settings Redis defaults; `FLUSHALL` before every step. Peers keep "
+        f"their own defaults (BullMQ keeps completed jobs, 1 attempt; Asynq deletes completed "
+        f"tasks, MaxRetry 25, TaskCheckInterval 1 s, DelayedTaskCheckInterval 5 s).\n")
+    c = peers.get("counts", {})
+    out.append(
+        f"Counts: enqueue {c.get('enqueue', '?'):,} tasks per mode; drain {c.get('bullmq_drain', '?'):,} "
+        f"(BullMQ) and {c.get('asynq_drain', '?'):,} (Asynq) tasks (200k at most, and no more than "
+        f"25 s at the tuning rate, to stay in time); latency {c.get('latency_seconds', '?')} s at 2,000/s; "
+        f"delayed {c.get('delayed', '?'):,} tasks in 10 rounds 100 ms apart. Worker concurrency, "
+        f"the best of 8/32/128/512 in one tuning drain: BullMQ {best.get('bullmq', '?')}, "
+        f"Asynq {best.get('asynq', '?')}.\n")
+    if madeira:
+        out.append("Madeira rows come from: " + ", ".join(
+            f"{label}" for label, _, _ in madeira) + " (`madeira_bench`, see its own section for "
+            "its exact scenario shapes).\n")
+        for label, _, failures in madeira:
+            for f in failures:
+                out.append(f"- Madeira {label} failed {f}")
+        if any(failures for _, _, failures in madeira):
+            out.append("")
+
+    for title, rows in SCENARIOS:
+        unit0 = None
+        table = []
+        notes = []
+        for peer_id, madeira_id, higher in rows:
+            peer_figs = [(name, figs.get((key, peer_id))) for key, name in PEERS]
+            unit = next((f["unit"] for _, f in peer_figs if f), None)
+            if unit is None:
+                continue
+            unit0 = unit0 or unit
+            measured = [f for _, f in peer_figs if f and f["median"] is not None]
+            best_peer = None
+            if measured:
+                best_peer = (max if higher else min)(measured, key=lambda f: f["median"])
+            limit, limit_how = (scenario_limit(peer_id, limits, drain_rpt) if higher and peer_id != "c.rate"
+                                else (None, None))
+            label = peer_id.split(".", 1)[1]
+            for name, fig, _ in madeira:
+                mf = fig.get(madeira_id)
+                if not mf:
+                    continue
+                vs_peer = None
+                if best_peer and mf["median"]:
+                    vs_peer = (mf["median"] / best_peer["median"] if higher
+                               else best_peer["median"] / max(mf["median"], 1e-9))
+                of_limit = f"{mf['median'] / limit['median']:.2f}" if limit else "—"
+                table.append(f"| {label} | **Madeira {name}** | **{fmt(mf['median'], unit)}** | "
+                             f"{range_of(mf, unit)} | {ratio(vs_peer)} | {of_limit} |")
+                if mf.get("what"):
+                    runs = f", {len(mf['values'])} run(s)" if mf.get("values") else ""
+                    notes.append(f"Madeira {name} `{madeira_id}`: {mf['what']}{runs}")
+            for name, fig in peer_figs:
+                if not fig:
+                    continue
+                s = fig.get("settings", {})
+                conc = f" (concurrency {s['concurrency']})" if "concurrency" in s else ""
+                table.append(f"| {label} | {name}{conc} | {fmt(fig['median'], unit)} | "
+                             f"{range_of(fig, unit)} | | |")
+                for note in fig.get("notes", []):
+                    notes.append(f"{name}: {note}")
+            if limit:
+                table.append(f"| {label} | limit: {limit_how} | {fmt(limit['median'], unit)} | "
+                             f"{range_of(limit, unit)} | | |")
+        if not table:
+            continue
+        out.append(f"### {title}\n")
+        out.append(f"| figure | system | median ({unit0}) | min – max | Madeira vs best peer | "
+                   f"Madeira ÷ limit |")
+        out.append("|---|---|---|---|---|---|")
+        out.extend(table)
+        out.append("")
+        for note in dict.fromkeys(notes):
+            out.append(f"- {note}")
+        if notes:
+            out.append("")
+
+    out.append("### Machine limits\n")
+    out.append("| limit | unit | median | min – max |")
+    out.append("|---|---|---|---|")
+    for lid, what in LIMITS:
+        f = limits.get(lid)
+        if f:
+            out.append(f"| {what} | {f['unit']} | {fmt(f['median'], f['unit'])} | "
+                       f"{range_of(f, f['unit'])} |")
+    out.append("")
+
+    tuning = [t for t in peers.get("tuning", []) if t["id"] == "b.tune"]
+    if tuning:
+        out.append("### Concurrency tuning (one drain per setting)\n")
+        out.append("| peer | concurrency | tasks | tasks/s |")
+        out.append("|---|---|---|---|")
+        for t in tuning:
+            s = t.get("settings", {})
+            out.append(f"| {t['peer']} | {s.get('concurrency')} | {s.get('tasks'):,} | "
+                       f"{fmt(t['value'], 'tasks/s')} |")
+        out.append("")
+
+    if peers.get("notes"):
+        out.append("Notes: " + "; ".join(peers["notes"]) + ".\n")
+    if peers.get("failures"):
+        out.append("### Failed steps\n")
+        out.extend(f"- {f}" for f in peers["failures"])
+        out.append("")
+    out.append("Commands (`$REDIS_URL` is the private server):\n")
+    out.append("```")
+    out.extend(peers.get("commands", []))
+    out.append("```")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("peers", help="results JSON written by bench/peers/run.sh")
+    ap.add_argument("--madeira", action="append", default=[], metavar="LABEL=FILE",
+                    help="Madeira's figures (madeira_bench --json output or {id: value})")
+    ap.add_argument("--drain-requests-per-task", type=float, default=2.0,
+                    help="HTTP requests one drained task costs, for the drain limit (default 2: "
+                         "one lease and one ack)")
+    ap.add_argument("-o", "--out", help="write the markdown here instead of stdout")
+    args = ap.parse_args()
+    with open(args.peers) as f:
+        peers = json.load(f)
+    madeira = [load_madeira(spec) for spec in args.madeira]
+    text = render(peers, madeira, args.drain_requests_per_task)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
