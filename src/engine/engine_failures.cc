@@ -12,6 +12,9 @@ using core::MakeError;
 using core::Task;
 using core::TaskStatus;
 
+// After RunDueWork failed (the store was away), when to try again.
+constexpr Millis kDueWorkRetryMs = 1000;
+
 // ---- failures and retries ----
 
 std::shared_ptr<const core::RetryPolicy> Engine::Impl::PolicyFor(const Task& task) const {
@@ -124,6 +127,7 @@ void Engine::Impl::RunDueWork(Callback<Unit> done) {
 }
 
 void Engine::Impl::ArmNoLaterThan(Millis due) {
+  if (!config_.run_timers) return;
   {
     std::lock_guard lock(timer_mu_);
     if (due >= armed_for_) return;
@@ -149,8 +153,12 @@ void Engine::Impl::OnTimer() {
     std::lock_guard lock(timer_mu_);
     armed_for_ = std::numeric_limits<Millis>::max();
   }
-  RunDueWork([](Result<Unit> r) {
-    if (!r) core::Log(core::LogLevel::kError, "due work failed", {{"error", r.error().message}});
+  RunDueWork([self = shared_from_this()](Result<Unit> r) {
+    if (r) return;
+    core::Log(core::LogLevel::kError, "due work failed", {{"error", r.error().message}});
+    // The store is away (it says when work is due next only once it is back): try again soon,
+    // so promotions and lease expiry resume by themselves.
+    self->ArmNoLaterThan(self->clock_.Now() + kDueWorkRetryMs);
   });
 }
 

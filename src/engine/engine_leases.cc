@@ -13,6 +13,10 @@ using core::Task;
 using core::TaskStatus;
 
 void Engine::Impl::Start(Callback<Unit> done) {
+  // Tasks another process (sharing the store) made ready wake the long-polls parked here.
+  store_.SetReadyHandler([weak = weak_from_this()](const std::map<std::string, int>& ready) {
+    if (auto self = weak.lock()) self->waiters_.Wake(ready);
+  });
   store_.ListSchemas(
       [self = shared_from_this(), done](Result<std::vector<store::SchemaRecord>> schemas) {
         if (!schemas) return done(schemas.error());
@@ -23,6 +27,7 @@ void Engine::Impl::Start(Callback<Unit> done) {
                       {{"task_type", record.task_type}});
           }
         }
+        if (!self->config_.run_timers) return done(Unit{});
         self->RunDueWork(done);
       });
 }

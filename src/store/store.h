@@ -262,6 +262,12 @@ class Store {
 
   // Readiness: the backend answers.
   virtual void Ping(Callback<Unit> done) = 0;
+
+  // Work another process sharing this store made ready: tasks per queue. A store shared by
+  // several processes calls the handler (on a thread of its own) so that long-polls parked
+  // here wake at once; the embedded store is never shared and ignores it. nullptr unsets it.
+  using ReadyHandler = std::function<void(const std::map<std::string, int>& ready_by_queue)>;
+  virtual void SetReadyHandler(ReadyHandler handler) {}
   // Finishes queued work, flushes, and stops the store's threads. Idempotent.
   virtual void Close() = 0;
 };

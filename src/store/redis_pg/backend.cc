@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 namespace madeira::store::redis_pg {
@@ -15,6 +16,8 @@ using core::TaskStatus;
 
 constexpr int kOutboxBatch = 2000;
 constexpr int kFlushRounds = 1000;  // bounds one flush; what is left waits for the next
+constexpr auto kClaimInterval = std::chrono::seconds(2);
+constexpr int64_t kClaimIdleMs = 5'000;
 
 std::string UpsertTasksSql() {
   std::string cols = kPgTaskColumns;
@@ -46,11 +49,23 @@ std::string InsertAttemptsSql() {
          "ON CONFLICT (task_id, attempt) DO NOTHING";
 }
 
+std::string UpsertEventsSql() {
+  const std::string cols =
+      "source, event_id, seq, event_type, payload, trace_id, target_uri, received_at, "
+      "deliveries, n_deliveries";
+  return "INSERT INTO events (" + cols + ") SELECT " + cols +
+         " FROM json_populate_recordset(NULL::events, $1::json) "
+         "ON CONFLICT (source, event_id) DO UPDATE SET deliveries = EXCLUDED.deliveries, "
+         "n_deliveries = EXCLUDED.n_deliveries WHERE events.n_deliveries < EXCLUDED.n_deliveries";
+}
+
 }  // namespace
 
 Backend::Backend(RedisEndpoint redis, core::Millis io_timeout, std::string pg_url,
                  std::string pg_schema, std::string key_prefix, std::string client_name)
-    : redis_(std::move(redis), io_timeout, client_name),
+    : redis_endpoint_(redis),
+      io_timeout_(io_timeout),
+      redis_(std::move(redis), io_timeout, client_name),
       pg_(std::move(pg_url), pg_schema, client_name),
       pg_schema_(std::move(pg_schema)),
       prefix_(std::move(key_prefix)) {
@@ -58,7 +73,7 @@ Backend::Backend(RedisEndpoint redis, core::Millis io_timeout, std::string pg_ur
   consumer_ = "c" + std::to_string(::getpid()) + "-" + std::to_string(rd());
 }
 
-core::Result<Unit> Backend::Start(bool allow_volatile) {
+core::Result<Unit> Backend::Start(bool allow_volatile, bool check_lost_data) {
   try {
     redis_.EnsureConnected();
     RedisReply info = redis_.Command({"INFO", "persistence"});
@@ -89,6 +104,26 @@ core::Result<Unit> Backend::Start(bool allow_volatile) {
   } catch (const PgError& e) {
     return MakeError(ErrorCode::kUnavailable, e.what());
   }
+  if (!check_lost_data) return Unit{};
+  try {
+    // Every task's seq comes from P seq, so a record ahead of the counter means Redis lost data
+    // (a FLUSHALL, an AOF lost or turned off): carrying on would hand out seqs again and hide
+    // tasks that only PostgreSQL still has.
+    const int64_t recorded = pg_.Exec("SELECT COALESCE(MAX(seq), 0) FROM tasks").Int(0, 0);
+    RedisReply seq = redis_.Command({"GET", prefix_ + "seq"});
+    const int64_t counter = seq.IsNil() ? 0 : std::stoll(seq.str);
+    if (recorded > counter) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "redis: it has lost data (PostgreSQL records tasks up to seq " +
+                           std::to_string(recorded) + ", Redis's counter is at " +
+                           std::to_string(counter) +
+                           "); run `madeira recover` with the same settings, then start again");
+    }
+  } catch (const PgError& e) {
+    return MakeError(ErrorCode::kUnavailable, e.what());
+  } catch (const RedisIoError& e) {
+    return MakeError(ErrorCode::kUnavailable, e.what());
+  }
   return Unit{};
 }
 
@@ -110,7 +145,8 @@ std::vector<RedisReply> Backend::Pipeline(const std::vector<RedisCall>& calls) {
   if (scripts_generation_ != redis_.generation()) LoadScripts();
   auto build = [&](const RedisCall& c) {
     if (!c.script) return c.args;
-    RedisCommand cmd{"EVALSHA", shas_[static_cast<int>(*c.script)], "0", prefix_};
+    RedisCommand cmd{"EVALSHA", shas_[static_cast<int>(*c.script)], "0",
+                     prefix_ + "\n" + consumer_};
     cmd.insert(cmd.end(), c.args.begin(), c.args.end());
     return cmd;
   };
@@ -130,6 +166,20 @@ std::vector<RedisReply> Backend::Pipeline(const std::vector<RedisCall>& calls) {
 
 void Backend::FlushOutbox() {
   const std::string stream = prefix_ + "outbox";
+  // Entries a process read and never copied (it was killed in between) would wait for its
+  // restart: every few seconds, take over those idle for a while. A live process holds entries
+  // only for the moment of its copy, and copying twice is harmless.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_claim_ >= kClaimInterval) {
+    last_claim_ = now;
+    RedisReply claimed = Call({std::nullopt,
+                               {"XAUTOCLAIM", stream, "pg", consumer_, Num(kClaimIdleMs), "0-0",
+                                "COUNT", Num(kOutboxBatch), "JUSTID"}});
+    if (!claimed.IsError() && claimed.elements.size() >= 2 &&
+        !claimed.elements[1].elements.empty()) {
+      outbox_pending_ = true;
+    }
+  }
   for (int round = 0; round < kFlushRounds; ++round) {
     // Our own pending entries first (read before but not copied), then new ones.
     const bool from_pending = outbox_pending_;
@@ -161,6 +211,7 @@ void Backend::FlushOutbox() {
     try {
       if (batch.tasks > 0) pg_.Exec(UpsertTasksSql(), {batch.tasks_json});
       if (batch.attempts > 0) pg_.Exec(InsertAttemptsSql(), {batch.attempts_json});
+      if (batch.events > 0) pg_.Exec(UpsertEventsSql(), {batch.events_json});
       pg_.Exec("COMMIT");
     } catch (...) {
       try {

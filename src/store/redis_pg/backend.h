@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "core/random.h"
 #include "store/redis_pg/pg_conn.h"
 #include "store/redis_pg/redis_conn.h"
+#include "store/redis_pg/redis_pg_store.h"
 #include "store/redis_pg/scripts.h"
 #include "store/redis_pg/task_codec.h"
 #include "store/store.h"
@@ -37,8 +39,22 @@ class Backend {
           std::string key_prefix, std::string client_name);
 
   // Start-up checks: connects both, checks Redis persistence (unless allow_volatile), migrates
-  // the PostgreSQL schema. Returns the error to show, naming the service at fault.
-  core::Result<Unit> Start(bool allow_volatile);
+  // the PostgreSQL schema and, with check_lost_data, refuses a Redis that has lost what
+  // PostgreSQL recorded (its submit counter is behind the record's: `madeira recover` first).
+  // Returns the error to show, naming the service at fault.
+  core::Result<Unit> Start(bool allow_volatile, bool check_lost_data = true);
+
+  // `madeira recover`: writes back into Redis every non-terminal task PostgreSQL recorded
+  // (running ones as pending), the id claims of ended tasks, succeeded idempotency keys younger
+  // than idempotency_ttl, every event, and the counters; never over what Redis still has.
+  Result<RecoverReport> Recover(Millis now, Millis idempotency_ttl);
+
+  // For a second connection (the wake-up subscriber) to the same Redis.
+  const RedisEndpoint& redis_endpoint() const { return redis_endpoint_; }
+  core::Millis io_timeout() const { return io_timeout_; }
+  const std::string& key_prefix() const { return prefix_; }
+  // Names this process in the wake-ups its scripts publish.
+  const std::string& origin() const { return consumer_; }
 
   // Runs calls pipelined (one write, then the replies in order). Throws RedisIoError.
   std::vector<RedisReply> Pipeline(const std::vector<RedisCall>& calls);
@@ -67,6 +83,8 @@ class Backend {
   Result<EndpointRecord> GetEndpoint(const std::string& endpoint_id);
   Result<std::vector<EndpointRecord>> ListEndpoints();
   Result<Unit> Ping();
+  // PostgreSQL answered the last statement sent to it (or nothing failed yet).
+  bool record_healthy() const { return pg_.healthy(); }
 
  private:
   void LoadScripts();
@@ -74,6 +92,8 @@ class Backend {
   std::optional<core::Task> GetRecorded(const std::string& task_id);
   Result<std::vector<LiveTask>> SelectDead(const DeadSelector& selector);
 
+  RedisEndpoint redis_endpoint_;
+  core::Millis io_timeout_;
   RedisConn redis_;
   PgConn pg_;
   std::string pg_schema_;
@@ -82,6 +102,7 @@ class Backend {
   uint64_t scripts_generation_ = 0;
   std::array<std::string, kScriptCount> shas_;
   bool outbox_pending_ = true;  // our consumer may hold entries read but not yet copied
+  std::chrono::steady_clock::time_point last_claim_{};  // of a crashed process's entries
 };
 
 }  // namespace madeira::store::redis_pg

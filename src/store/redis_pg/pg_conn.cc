@@ -64,7 +64,7 @@ CREATE TABLE schemas (
   PRIMARY KEY (task_type, version)
 );
 )SQL",
-      // 2: webhook endpoints (their events live with their delivery tasks in Redis). seq keeps
+      // 2: webhook endpoints. seq keeps
       // the order of creation; a replaced endpoint keeps its place.
       R"SQL(
 CREATE TABLE endpoints (
@@ -74,6 +74,25 @@ CREATE TABLE endpoints (
   created_at bigint NOT NULL,
   updated_at bigint NOT NULL
 );
+)SQL",
+      // 3: received events with their deliveries ("endpoint_id\ttask_id" lines, in order), so
+      // `madeira recover` can bring them back into Redis. n_deliveries only grows: a late copy
+      // of an event never replaces one with more deliveries.
+      R"SQL(
+CREATE TABLE events (
+  source text NOT NULL,
+  event_id text NOT NULL,
+  seq bigint NOT NULL,
+  event_type text NOT NULL,
+  payload text NOT NULL,
+  trace_id text NOT NULL,
+  target_uri text,
+  received_at bigint NOT NULL,
+  deliveries text NOT NULL,
+  n_deliveries int NOT NULL,
+  PRIMARY KEY (source, event_id)
+);
+CREATE INDEX events_seq ON events(seq);
 )SQL",
   };
   return migrations;
@@ -127,6 +146,7 @@ void PgConn::EnsureConnected() {
   if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
     std::string why = OneLine(conn != nullptr ? PQerrorMessage(conn) : "out of memory");
     if (conn != nullptr) PQfinish(conn);
+    healthy_ = false;
     throw PgError("postgresql: " + why);
   }
   conn_ = conn;
@@ -156,9 +176,11 @@ PgResult PgConn::Exec(const std::string& sql,
     if (PQstatus(conn_) != CONNECTION_OK) {
       PQfinish(conn_);
       conn_ = nullptr;
+      healthy_ = false;
     }
     throw PgError("postgresql: " + why);
   }
+  healthy_ = true;
   return result;
 }
 

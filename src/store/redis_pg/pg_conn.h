@@ -54,16 +54,19 @@ class PgConn {
   void EnsureConnected();
   // Runs one statement with text parameters (nullopt = NULL).
   PgResult Exec(const std::string& sql, const std::vector<std::optional<std::string>>& params = {});
+  // False once a statement or a connect failed, true again after one succeeds.
+  bool healthy() const { return healthy_; }
 
  private:
   std::string url_;
   std::string schema_;
   std::string application_name_;
   PGconn* conn_ = nullptr;
+  bool healthy_ = true;
 };
 
 // The schema version this build writes; an older one is migrated, a newer one refused.
-inline constexpr int kPgSchemaVersion = 2;
+inline constexpr int kPgSchemaVersion = 3;
 
 // Creates the schema when missing and applies migrations up to kPgSchemaVersion, under an
 // advisory lock so concurrent starts do it once. Throws PgError (also for a newer schema).

@@ -1,6 +1,7 @@
 #include "store/redis_pg/redis_conn.h"
 
 #include <hiredis/hiredis.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <boost/asio/connect.hpp>
@@ -216,6 +217,40 @@ RedisReply RedisConn::ReadReply() {
       throw RedisIoError("redis: read failed: " + why);
     }
     redisReaderFeed(io_->reader, io_->buf.data(), n);
+  }
+}
+
+std::optional<RedisReply> RedisConn::ReadWithin(core::Millis timeout, int interrupt_fd) {
+  if (!io_) throw RedisIoError("redis: not connected");
+  for (;;) {
+    void* raw = nullptr;
+    if (redisReaderGetReply(io_->reader, &raw) != REDIS_OK) {
+      Disconnect();
+      throw RedisIoError("redis: protocol error");
+    }
+    if (raw != nullptr) {
+      auto* reply = static_cast<redisReply*>(raw);
+      RedisReply out = Convert(reply);
+      freeReplyObject(reply);
+      return out;
+    }
+    std::array<pollfd, 2> fds{};
+    fds[0] = {io_->socket.native_handle(), POLLIN, 0};
+    fds[1] = {interrupt_fd, POLLIN, 0};
+    int ready = ::poll(fds.data(), interrupt_fd >= 0 ? 2 : 1, static_cast<int>(timeout));
+    if (ready < 0 && errno == EINTR) return std::nullopt;
+    if (ready < 0) {
+      Disconnect();
+      throw RedisIoError("redis: poll failed");
+    }
+    if (ready == 0 || (fds[0].revents == 0)) return std::nullopt;  // timeout or interrupted
+    ssize_t n = ::recv(io_->socket.native_handle(), io_->buf.data(), io_->buf.size(), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+    if (n <= 0) {
+      Disconnect();
+      throw RedisIoError("redis: connection closed");
+    }
+    redisReaderFeed(io_->reader, io_->buf.data(), static_cast<size_t>(n));
   }
 }
 

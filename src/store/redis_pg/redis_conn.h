@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -61,6 +62,13 @@ class RedisConn {
   // command is ever sent on it. Throws RedisIoError.
   void EnsureConnected();
   void Disconnect();
+  bool connected() const { return io_ != nullptr; }
+
+  // For a subscribed connection (pushed messages, nothing sent): the next reply, waiting at
+  // most `timeout` and returning early (nullopt) when `interrupt_fd` (if >= 0) becomes
+  // readable. nullopt on timeout too; the connection stays. Throws RedisIoError when the
+  // connection is gone.
+  std::optional<RedisReply> ReadWithin(core::Millis timeout, int interrupt_fd = -1);
   // Bumped on every (re)connect, so callers know to load their scripts again.
   uint64_t generation() const { return generation_; }
 

@@ -1,5 +1,10 @@
 #include "store/redis_pg/redis_pg_store.h"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -7,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/log.h"
 #include "core/random.h"
 #include "store/redis_pg/backend.h"
 #include "store/redis_pg/ops.h"
@@ -18,6 +24,15 @@ namespace {
 using redis_pg::Backend;
 using redis_pg::RedisCall;
 using redis_pg::RedisReply;
+
+// How long the wake-up subscriber blocks in one read (Close interrupts it at once), and waits
+// before connecting again after losing Redis.
+constexpr core::Millis kSubscriberRead = 5'000;
+constexpr auto kSubscriberRetry = std::chrono::milliseconds(250);
+// While PostgreSQL is away, how often a submit may try whether it is back.
+constexpr auto kRecordProbeInterval = std::chrono::milliseconds(500);
+// A queue's count in the wake-up sent after the subscriber reconnects: wakes every waiter.
+constexpr int kWakeAll = 1 << 20;
 
 core::Error Unavailable(std::string message) {
   return core::MakeError(core::ErrorCode::kUnavailable, std::move(message));
@@ -48,10 +63,16 @@ class Op {
   virtual void Run(Backend& backend) {}
   virtual void Abort(const core::Error& error) = 0;
   virtual void Deliver() = 0;
+  // Answered already (refused before it ran).
+  virtual bool settled() const = 0;
   bool writes() const { return writes_; }
+  // Makes new tasks: refused while the record (PostgreSQL) cannot be written.
+  bool needs_record() const { return needs_record_; }
+  void set_needs_record() { needs_record_ = true; }
 
  private:
   bool writes_;
+  bool needs_record_ = false;
 };
 
 template <typename T>
@@ -79,6 +100,7 @@ class TypedOp final : public Op {
     if (!result_) result_.emplace(boost::system::in_place_error, Unavailable("not run"));
     done_(std::move(*result_));
   }
+  bool settled() const override { return result_.has_value(); }
 
  private:
   std::optional<RedisCall> call_;
@@ -90,9 +112,13 @@ class TypedOp final : public Op {
 
 class RedisPgStore final : public Store {
  public:
-  RedisPgStore(std::unique_ptr<Backend> backend, std::string key_prefix)
-      : backend_(std::move(backend)), prefix_(std::move(key_prefix)) {
+  RedisPgStore(std::unique_ptr<Backend> backend, std::string key_prefix, std::string client_name)
+      : backend_(std::move(backend)),
+        prefix_(std::move(key_prefix)),
+        subscriber_(backend_->redis_endpoint(), backend_->io_timeout(), client_name + ":wake"),
+        interrupt_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     thread_ = std::thread([this] { Loop(); });
+    subscriber_thread_ = std::thread([this] { SubscribeLoop(); });
   }
   ~RedisPgStore() override { Close(); }
 
@@ -102,11 +128,18 @@ class RedisPgStore final : public Store {
     Pipelined<std::vector<SubmitOutcome>>(
         true, std::move(call),
         [tasks = std::move(tasks)](const RedisReply& r) { return redis_pg::SubmitReply(tasks, r); },
-        std::move(done));
+        std::move(done), /*needs_record=*/true);
   }
+  // While Redis is away a lease finds nothing (the engine then parks the long-poll as for an
+  // empty queue) instead of failing the worker's poll: no task can be handed out meanwhile.
   void Lease(LeaseRequest request, Callback<LeaseBatch> done) override {
     Pipelined<LeaseBatch>(true, redis_pg::LeaseCall(request, random_), redis_pg::LeaseReply,
-                          std::move(done));
+                          [done = std::move(done)](Result<LeaseBatch> batch) {
+                            if (!batch && batch.error().code == core::ErrorCode::kUnavailable) {
+                              return done(LeaseBatch{});
+                            }
+                            done(std::move(batch));
+                          });
   }
   void Ack(AckRequest request, Callback<AttemptReport> done) override {
     Pipelined<AttemptReport>(true, redis_pg::AckCall(request), redis_pg::AckReply, std::move(done));
@@ -208,7 +241,7 @@ class RedisPgStore final : public Store {
   void SubmitEvent(EventRecord event, std::vector<NewDelivery> deliveries, Millis now,
                    Callback<EventSubmitOutcome> done) override {
     Pipelined<EventSubmitOutcome>(true, redis_pg::EventCall("new", event, deliveries, now),
-                                  redis_pg::EventReply, std::move(done));
+                                  redis_pg::EventReply, std::move(done), /*needs_record=*/true);
   }
   void AddDeliveries(std::string source, std::string event_id, std::vector<NewDelivery> deliveries,
                      Millis now, Callback<StoredEvent> done) override {
@@ -222,7 +255,7 @@ class RedisPgStore final : public Store {
           if (!outcome) return outcome.error();
           return std::move(outcome->stored);
         },
-        std::move(done));
+        std::move(done), /*needs_record=*/true);
   }
   void GetEvent(std::string event_id, std::optional<std::string> source,
                 Callback<StoredEvent> done) override {
@@ -238,6 +271,11 @@ class RedisPgStore final : public Store {
     Blocking<Unit>(false, std::move(done), [](Backend& b) { return b.Ping(); });
   }
 
+  void SetReadyHandler(ReadyHandler handler) override {
+    std::lock_guard lock(handler_mu_);
+    ready_handler_ = std::move(handler);
+  }
+
   void Close() override {
     {
       std::lock_guard lock(mu_);
@@ -246,12 +284,25 @@ class RedisPgStore final : public Store {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
+    subscriber_stop_ = true;
+    const uint64_t one = 1;
+    if (interrupt_fd_ >= 0 && ::write(interrupt_fd_, &one, sizeof one) < 0) {
+      // The read times out by itself (kSubscriberRead).
+    }
+    subscriber_cv_.notify_all();
+    if (subscriber_thread_.joinable()) subscriber_thread_.join();
+    if (interrupt_fd_ >= 0) ::close(interrupt_fd_);
+    interrupt_fd_ = -1;
   }
 
  private:
   template <typename T>
-  void Pipelined(bool writes, RedisCall call, typename TypedOp<T>::Parse parse, Callback<T> done) {
-    Push(std::make_unique<TypedOp<T>>(writes, std::move(call), std::move(parse), std::move(done)));
+  void Pipelined(bool writes, RedisCall call, typename TypedOp<T>::Parse parse, Callback<T> done,
+                 bool needs_record = false) {
+    auto op =
+        std::make_unique<TypedOp<T>>(writes, std::move(call), std::move(parse), std::move(done));
+    if (needs_record) op->set_needs_record();
+    Push(std::move(op));
   }
   template <typename T>
   void Blocking(bool writes, Callback<T> done, typename TypedOp<T>::Body body) {
@@ -289,10 +340,59 @@ class RedisPgStore final : public Store {
     }
   }
 
+  // Submits and events are refused (503) while their record cannot be written, so that what
+  // is accepted can always be rebuilt from PostgreSQL (`madeira recover`). Leases, acks and
+  // the rest go on; the outbox keeps their changes until PostgreSQL is back.
+  void RefuseNewWorkWithoutRecord(std::deque<std::unique_ptr<Op>>& batch) {
+    if (record_ok_ && backend_->record_healthy()) return;
+    bool any = false;
+    for (const auto& op : batch) any = any || op->needs_record();
+    if (!any) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_record_probe_ >= kRecordProbeInterval) {
+      last_record_probe_ = now;
+      try {
+        backend_->Ping();  // reconnects to both
+      } catch (const std::exception&) {
+      }
+      FlushRecord();
+    }
+    if (record_ok_ && backend_->record_healthy()) return;
+    for (auto& op : batch) {
+      if (op->needs_record()) {
+        op->Abort(Unavailable(
+            "postgresql: the record cannot be written (" +
+            (record_ok_ || record_error_.empty() ? std::string("connection lost") : record_error_) +
+            "); nothing was accepted, try again"));
+      }
+    }
+  }
+
+  void FlushRecord() {
+    try {
+      backend_->FlushOutbox();
+      if (!record_ok_) core::Log(core::LogLevel::kInfo, "redis-pg: the record is written again");
+      record_ok_ = true;
+    } catch (const std::exception& e) {
+      // The record lags; the outbox keeps what it has not copied, and a later flush does it.
+      if (record_ok_) {
+        core::Log(core::LogLevel::kWarn, "redis-pg: cannot copy the outbox into postgresql",
+                  {{"error", e.what()}});
+      }
+      record_ok_ = false;
+      record_error_ = e.what();
+    }
+  }
+
   void RunBatch(std::deque<std::unique_ptr<Op>>& batch) {
+    RefuseNewWorkWithoutRecord(batch);
     bool wrote = false;
     size_t i = 0;
     while (i < batch.size()) {
+      if (batch[i]->settled()) {
+        ++i;
+        continue;
+      }
       if (batch[i]->Call() == nullptr) {
         batch[i]->Run(*backend_);
         wrote = wrote || batch[i]->writes();
@@ -302,7 +402,7 @@ class RedisPgStore final : public Store {
       // A run of single-script operations: one round trip.
       size_t end = i;
       std::vector<RedisCall> calls;
-      while (end < batch.size() && batch[end]->Call() != nullptr) {
+      while (end < batch.size() && batch[end]->Call() != nullptr && !batch[end]->settled()) {
         calls.push_back(*batch[end]->Call());
         wrote = wrote || batch[end]->writes();
         ++end;
@@ -315,14 +415,73 @@ class RedisPgStore final : public Store {
       }
       i = end;
     }
-    if (wrote) {
+    if (wrote) FlushRecord();
+    for (auto& op : batch) op->Deliver();
+  }
+
+  // Wake-ups from the other processes: the scripts PUBLISH "origin\nqueue\tcount..." on
+  // P wake. One blocking read at a time on a connection of its own; no polling.
+  void SubscribeLoop() {
+    const std::string channel = prefix_ + "wake";
+    bool reconnect = false;
+    while (!subscriber_stop_) {
       try {
-        backend_->FlushOutbox();
+        if (!subscriber_.connected()) {
+          RedisReply queues = subscriber_.Command({"SMEMBERS", prefix_ + "queues"});
+          RedisReply sub = subscriber_.Command({"SUBSCRIBE", channel});
+          if (sub.IsError()) throw redis_pg::RedisIoError("redis: SUBSCRIBE: " + sub.str);
+          if (reconnect) {
+            // Wake-ups published while we were away are gone: wake every parked long-poll.
+            std::map<std::string, int> all;
+            for (const RedisReply& q : queues.elements) all[q.str] = kWakeAll;
+            Dispatch(all);
+          }
+          reconnect = true;
+        }
+        std::optional<RedisReply> message = subscriber_.ReadWithin(kSubscriberRead, interrupt_fd_);
+        if (message) OnWakeMessage(*message);
       } catch (const std::exception&) {
-        // The record lags; the outbox keeps what it has not copied, and a later flush does it.
+        subscriber_.Disconnect();
+        std::unique_lock lock(subscriber_mu_);
+        subscriber_cv_.wait_for(lock, kSubscriberRetry, [&] { return subscriber_stop_.load(); });
       }
     }
-    for (auto& op : batch) op->Deliver();
+    subscriber_.Disconnect();
+  }
+
+  void OnWakeMessage(const RedisReply& message) {
+    // ["message", channel, payload]
+    if (message.elements.size() != 3 || message.elements[0].str != "message") return;
+    const std::string& payload = message.elements[2].str;
+    size_t line_end = payload.find('\n');
+    if (line_end == std::string::npos) return;
+    if (payload.compare(0, line_end, backend_->origin()) == 0 &&
+        line_end == backend_->origin().size()) {
+      return;  // our own: the engine woke its waiters already
+    }
+    std::map<std::string, int> ready;
+    while (line_end < payload.size()) {
+      const size_t start = line_end + 1;
+      line_end = payload.find('\n', start);
+      if (line_end == std::string::npos) line_end = payload.size();
+      const size_t tab = payload.find('\t', start);
+      if (tab == std::string::npos || tab > line_end) continue;
+      try {
+        ready[payload.substr(start, tab - start)] +=
+            std::stoi(payload.substr(tab + 1, line_end - tab - 1));
+      } catch (const std::exception&) {
+      }
+    }
+    if (!ready.empty()) Dispatch(ready);
+  }
+
+  void Dispatch(const std::map<std::string, int>& ready) {
+    ReadyHandler handler;
+    {
+      std::lock_guard lock(handler_mu_);
+      handler = ready_handler_;
+    }
+    if (handler) handler(ready);
   }
 
   std::unique_ptr<Backend> backend_;
@@ -332,7 +491,21 @@ class RedisPgStore final : public Store {
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Op>> queue_;
   bool closed_ = false;
-  std::thread thread_;  // last: started after everything it uses
+  // The store thread's view of PostgreSQL (see RefuseNewWorkWithoutRecord).
+  bool record_ok_ = true;
+  std::string record_error_;
+  std::chrono::steady_clock::time_point last_record_probe_{};
+
+  redis_pg::RedisConn subscriber_;  // the subscriber thread's
+  int interrupt_fd_ = -1;           // eventfd: Close() ends the subscriber's blocking read
+  std::atomic<bool> subscriber_stop_{false};
+  std::mutex subscriber_mu_;
+  std::condition_variable subscriber_cv_;
+  std::mutex handler_mu_;
+  ReadyHandler ready_handler_;
+
+  std::thread thread_;  // last: started after everything they use
+  std::thread subscriber_thread_;
 };
 
 struct Names {
@@ -377,7 +550,18 @@ core::Result<std::unique_ptr<Store>> OpenRedisPgStore(const RedisPgOptions& opti
   auto started = (*backend)->Start(options.allow_volatile_redis);
   if (!started) return started.error();
   std::string prefix = NamesFor(options.name_space)->key_prefix;
-  return std::unique_ptr<Store>(new RedisPgStore(std::move(*backend), std::move(prefix)));
+  std::string client_name = prefix.substr(0, prefix.size() - 1);
+  return std::unique_ptr<Store>(
+      new RedisPgStore(std::move(*backend), std::move(prefix), std::move(client_name)));
+}
+
+core::Result<RecoverReport> RecoverRedisPg(const RedisPgOptions& options, core::Millis now,
+                                           core::Millis idempotency_ttl) {
+  auto backend = MakeBackend(options);
+  if (!backend) return backend.error();
+  auto started = (*backend)->Start(options.allow_volatile_redis, /*check_lost_data=*/false);
+  if (!started) return started.error();
+  return Guarded<RecoverReport>([&] { return (*backend)->Recover(now, idempotency_ttl); });
 }
 
 }  // namespace madeira::store

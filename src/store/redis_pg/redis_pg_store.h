@@ -39,6 +39,21 @@ struct RedisPgOptions {
 // that cannot be used, kUnavailable with a message starting "redis:" or "postgresql:" otherwise.
 core::Result<std::unique_ptr<Store>> OpenRedisPgStore(const RedisPgOptions& options);
 
+// What `madeira recover` wrote back into Redis.
+struct RecoverReport {
+  int64_t tasks = 0;               // non-terminal tasks (pending, scheduled, retrying, dead, ...)
+  int64_t running_to_pending = 0;  // ... of which were running: pending again
+  int64_t ended = 0;               // id claims of succeeded/cancelled tasks
+  int64_t idempotency_keys = 0;    // succeeded keys still within their ttl
+  int64_t events = 0;
+};
+
+// Rebuilds Redis's state from PostgreSQL after Redis lost data (see Backend::Recover). Safe to
+// run against a Redis that lost nothing: it only adds what is missing. Run it with every
+// `madeira serve` of the installation stopped.
+core::Result<RecoverReport> RecoverRedisPg(const RedisPgOptions& options, core::Millis now,
+                                           core::Millis idempotency_ttl);
+
 // Applies the PostgreSQL migrations only (`madeira migrate`).
 core::Result<int> MigrateRedisPgSchema(const RedisPgOptions& options);
 

@@ -12,10 +12,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -348,6 +350,189 @@ TEST(RedisPgStore, AcceptedWorkSurvivesKill9OfRedisAndTheStoreResumes) {
   ASSERT_TRUE(rest);
   EXPECT_EQ(rest->leases.size(), 40u);
   store.Close();
+}
+
+core::TaskSpec TestSpec(const std::string& id, core::Millis at = testing::kT0) {
+  core::TaskSpec s;
+  s.task_id = id;
+  s.task_type = "t";
+  s.queue = "q";
+  s.payload = "{}";
+  s.schedule_time = at;
+  s.content_hash = "h-" + id;
+  return s;
+}
+
+// Redis loses everything (FLUSHALL): serve refuses to start on it, `madeira recover` writes back
+// every non-terminal task (the running one as pending), the id claims of ended tasks, the
+// succeeded idempotency key and the event, and the store carries on from there.
+TEST(RedisPgStore, RecoverRebuildsRedisFromPostgres) {
+  ASSERT_TRUE(HaveServices());
+  using testing::Await;
+  using testing::kT0;
+  PrivateRedis redis;
+  ASSERT_TRUE(redis.Start()) << "could not start redis-server";
+  RedisPgOptions o = TestOptions(NamespaceFor("recover-" + std::to_string(::getpid())));
+  o.redis_url = redis.url();
+  constexpr core::Millis kTtl = 3'600'000;
+  {
+    auto opened = OpenRedisPgStore(o);
+    ASSERT_TRUE(opened) << opened.error().message;
+    Store& store = **opened;
+    core::TaskSpec keyed = TestSpec("done");
+    keyed.idempotency_key = "k1";
+    core::TaskSpec dead = TestSpec("dead");
+    dead.queue = "q2";
+    ASSERT_TRUE(Await<std::vector<SubmitOutcome>>([&](auto done) {
+      store.Submit(
+          {keyed, dead, TestSpec("run"), TestSpec("pend"), TestSpec("later", kT0 + 60'000)}, kT0,
+          done);
+    }));
+    LeaseRequest lease;
+    lease.worker_id = "w";
+    lease.queues = {"q", "q2"};
+    lease.max_tasks = 3;
+    lease.now = kT0;
+    auto leased = Await<LeaseBatch>([&](auto done) { store.Lease(lease, done); });
+    ASSERT_TRUE(leased);
+    ASSERT_EQ(leased->leases.size(), 3u);  // done, dead, run (submit order)
+    std::map<std::string, std::string> lease_of;
+    for (const auto& l : leased->leases) lease_of[l.task.spec.task_id] = l.lease_id;
+    AckRequest ack;
+    ack.lease_id = lease_of["done"];
+    ack.now = kT0 + 1;
+    ack.idempotency_ttl = kTtl;
+    ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
+    FailRequest fail;
+    fail.lease_id = lease_of["dead"];
+    fail.now = kT0 + 1;
+    RetryDecider to_dead = [](const core::Task&, const core::Failure&, int) {
+      return core::RetryDecision{};
+    };
+    ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Fail(fail, to_dead, done); }));
+    EventRecord event;
+    event.source = "src";
+    event.event_id = "e1";
+    event.event_type = "x.y";
+    event.payload = "{}";
+    event.trace_id = "tr";
+    event.received_at = kT0;
+    NewDelivery delivery{"ep1", TestSpec("deliv")};
+    delivery.task.queue = "webhook.ep1";
+    ASSERT_TRUE(Await<EventSubmitOutcome>(
+        [&](auto done) { store.SubmitEvent(event, {delivery}, kT0, done); }));
+    store.Close();
+  }
+
+  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(redis.url()).value(), 5'000);
+  ASSERT_EQ(admin.Command({"FLUSHALL"}).str, "OK");
+  auto refused = OpenRedisPgStore(o);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("madeira recover"), std::string::npos)
+      << refused.error().message;
+
+  auto report = RecoverRedisPg(o, kT0 + 10, kTtl);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->tasks, 5);  // run, pend, later, dead, deliv
+  EXPECT_EQ(report->running_to_pending, 1);
+  EXPECT_EQ(report->ended, 1);
+  EXPECT_EQ(report->idempotency_keys, 1);
+  EXPECT_EQ(report->events, 1);
+  auto again = RecoverRedisPg(o, kT0 + 10, kTtl);  // nothing left to add
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->tasks + again->ended + again->idempotency_keys + again->events, 0);
+
+  auto opened = OpenRedisPgStore(o);
+  ASSERT_TRUE(opened) << opened.error().message;
+  Store& store = **opened;
+  auto status_of = [&](const std::string& id) {
+    auto t = Await<core::Task>([&](auto done) { store.Get(id, done); });
+    return t ? std::string(core::TaskStatusName(t->status)) : t.error().message;
+  };
+  EXPECT_EQ(status_of("run"), "pending");
+  EXPECT_EQ(status_of("pend"), "pending");
+  EXPECT_EQ(status_of("later"), "scheduled");
+  EXPECT_EQ(status_of("dead"), "dead");
+  EXPECT_EQ(status_of("done"), "succeeded");
+  EXPECT_EQ(status_of("deliv"), "pending");
+  auto attempts =
+      Await<std::vector<core::Attempt>>([&](auto done) { store.Attempts("run", done); });
+  ASSERT_TRUE(attempts);
+  ASSERT_EQ(attempts->size(), 1u);
+  EXPECT_EQ(attempts->front().outcome, core::AttemptOutcome::kLeaseExpired);
+
+  // The ended id is still claimed; the event is still a duplicate and readable.
+  core::TaskSpec resubmit = TestSpec("done");
+  resubmit.idempotency_key = "k1";
+  auto dup = Await<std::vector<SubmitOutcome>>([&](auto done) {
+    store.Submit({resubmit, TestSpec("fresh")}, kT0 + 20, done);
+  });
+  ASSERT_TRUE(dup) << dup.error().message;
+  EXPECT_EQ((*dup)[0].kind, SubmitKind::kDuplicate);
+  EXPECT_EQ((*dup)[1].kind, SubmitKind::kCreated);
+  auto stored = Await<StoredEvent>([&](auto done) { store.GetEvent("e1", "src", done); });
+  ASSERT_TRUE(stored) << stored.error().message;
+  ASSERT_EQ(stored->deliveries.size(), 1u);
+  EXPECT_EQ(stored->deliveries[0].task_id, "deliv");
+
+  // Everything non-terminal can be leased again, in order; the new task got a fresh seq.
+  LeaseRequest lease;
+  lease.worker_id = "w2";
+  lease.queues = {"q", "webhook.ep1"};
+  lease.max_tasks = 10;
+  lease.now = kT0 + 30;
+  auto leased = Await<LeaseBatch>([&](auto done) { store.Lease(lease, done); });
+  ASSERT_TRUE(leased);
+  std::vector<std::string> ids;
+  for (const auto& l : leased->leases) ids.push_back(l.task.spec.task_id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"pend", "deliv", "fresh", "run"}));  // run: ready now
+  for (const auto& l : leased->leases) {
+    if (l.task.spec.task_id == "run") {
+      EXPECT_EQ(l.fencing_token, 2);
+    }
+  }
+  store.Close();
+}
+
+// A submit in one process wakes the long-polls of another at once: the scripts publish what
+// they made ready, each store hands other processes' wake-ups to its handler (not its own).
+TEST(RedisPgStore, WakesTheLongPollsOfOtherProcesses) {
+  ASSERT_TRUE(HaveServices());
+  using testing::Await;
+  using testing::kT0;
+  const std::string ns = NamespaceFor("wake-" + std::to_string(::getpid()));
+  auto a = OpenRedisPgStore(TestOptions(ns));
+  auto b = OpenRedisPgStore(TestOptions(ns));
+  ASSERT_TRUE(a && b);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::string, int> woken_a, woken_b;
+  (*a)->SetReadyHandler([&](const std::map<std::string, int>& ready) {
+    std::lock_guard lock(mu);
+    for (const auto& [q, n] : ready) woken_a[q] += n;
+    cv.notify_all();
+  });
+  (*b)->SetReadyHandler([&](const std::map<std::string, int>& ready) {
+    std::lock_guard lock(mu);
+    for (const auto& [q, n] : ready) woken_b[q] += n;
+    cv.notify_all();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // both subscribed
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>([&](auto done) {
+    (*b)->Submit({TestSpec("w1"), TestSpec("w2")}, kT0, done);
+  }));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(1), [&] { return woken_a["q"] == 2; }))
+        << woken_a["q"];
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  {
+    std::lock_guard lock(mu);
+    EXPECT_TRUE(woken_b.empty());
+  }
+  (*a)->Close();
+  (*b)->Close();
 }
 
 TEST(RedisPgStore, ParsesRedisUrls) {

@@ -22,7 +22,15 @@ namespace madeira::store::redis_pg {
 namespace {
 
 constexpr const char* kHelpers = R"LUA(
-local P = ARGV[1]
+local P, ORIGIN = ARGV[1], ''
+do
+  local nl = string.find(P, '\n', 1, true)
+  if nl then
+    ORIGIN = string.sub(P, nl + 1)
+    P = string.sub(P, 1, nl - 1)
+  end
+end
+local WOKEN = {}
 local function s(n) return string.format('%d', n) end
 local function opt(v)
   if v == nil or string.sub(v, 1, 1) ~= '+' then return nil end
@@ -45,6 +53,21 @@ end
 local function member_of(k, id)
   local h = redis.call('HMGET', k, 'prio', 'ready', 'seq')
   return member(tonumber(h[1]), tonumber(h[2]), tonumber(h[3]), id)
+end
+-- Counts work made ready per queue; published once at the end of the script (P wake) so the
+-- long-polls parked in other processes wake. n = how many tasks became ready (or 1 for a
+-- released idempotency key: its skipped siblings may be taken now).
+local function wake(q, n) WOKEN[q] = (WOKEN[q] or 0) + (n or 1) end
+local function ready_add(q, m)
+  redis.call('ZADD', qkey(q, 'ready'), 0, m)
+  wake(q)
+end
+local function publish_wakes()
+  local parts = {}
+  for q, n in pairs(WOKEN) do parts[#parts + 1] = q .. '\t' .. s(n) end
+  if #parts > 0 then
+    redis.call('PUBLISH', P .. 'wake', ORIGIN .. '\n' .. table.concat(parts, '\n'))
+  end
 end
 local function snapshot(k)
   local flat = redis.call('HGETALL', k)
@@ -81,7 +104,10 @@ local function release_key(k, id)
   if not ikey then return end
   local ik = P .. 'idem:' .. ikey
   local h = redis.call('HMGET', ik, 'state', 'task')
-  if h[1] == 'running' and h[2] == id then redis.call('DEL', ik) end
+  if h[1] == 'running' and h[2] == id then
+    redis.call('DEL', ik)
+    wake(redis.call('HGET', k, 'queue'))
+  end
 end
 local function clear_fast(k)
   local h = redis.call('HMGET', k, 'infast', 'type')
@@ -126,7 +152,7 @@ local function create_task(now, a, i)
   if status == 'scheduled' then
     redis.call('ZADD', qkey(q, 'due'), sched, id)
   else
-    redis.call('ZADD', qkey(q, 'ready'), 0, member(tonumber(prio), tonumber(sched), seq, id))
+    ready_add(q, member(tonumber(prio), tonumber(sched), seq, id))
   end
   depth(q, nil, status)
   snapshot(k)
@@ -151,6 +177,13 @@ local function stored_event(ek)
     ds[#ds + 1] = {ep, id, status_of(id)}
   end
   return {redis.call('HGETALL', ek), ds}
+end
+-- The event's record for PostgreSQL (P outbox, kind event): its fields and every delivery
+-- ("endpoint\ttask_id" lines), so `madeira recover` can bring it back.
+local function event_snapshot(ek)
+  local ds = redis.call('LRANGE', ek .. ':deliveries', 0, -1)
+  redis.call('XADD', P .. 'outbox', '*', 'kind', 'event', 'deliveries', table.concat(ds, '\n'),
+             'ndeliveries', s(#ds), unpack(redis.call('HGETALL', ek)))
 end
 )LUA";
 
@@ -209,6 +242,7 @@ if mode == 'new' then
   redis.call('ZADD', P .. 'eventids:' .. event_id, 0,
              string.format('%016d%016d', tonumber(ARGV[10]), seq) .. source)
 end
+event_snapshot(ek)
 return {'ok', stored_event(ek)}
 )LUA";
 
@@ -345,6 +379,7 @@ local ikey = redis.call('HGET', k, 'ikey')
 if ikey then
   redis.call('HSET', P .. 'idem:' .. ikey, 'state', 'succeeded', 'task', id,
              'exp', s(tonumber(now) + tonumber(ARGV[4])))
+  wake(q)
 end
 depth(q, 'running', 'succeeded')
 return {'ok', finish(q, id, k, 'succeeded')}
@@ -383,7 +418,7 @@ end_lease(q, id, k, lease_id)
 touch(k, now)
 release_key(k, id)
 if status == 'pending' then
-  redis.call('ZADD', qkey(q, 'ready'), 0, member_of(k, id))
+  ready_add(q, member_of(k, id))
 elseif status == 'retrying' then
   redis.call('ZADD', qkey(q, 'due'), nxt, id)
 end
@@ -433,7 +468,7 @@ for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
     if h[1] == 'scheduled' or h[1] == 'retrying' then
       redis.call('HSET', k, 'status', 'pending', 'ready', h[2])
       touch(k, ARGV[2])
-      redis.call('ZADD', qkey(q, 'ready'), 0, member_of(k, id))
+      ready_add(q, member_of(k, id))
       depth(q, h[1], 'pending')
       snapshot(k)
       out[#out + 1] = q
@@ -515,7 +550,7 @@ for i = 3, #ARGV, 5 do
       redis.call('HSET', k, 'status', 'pending', 'retry', '0', 'fastused', '0', 'next', now,
                  'ready', now)
       touch(k, now)
-      redis.call('ZADD', qkey(q, 'ready'), 0, member_of(k, id))
+      ready_add(q, member_of(k, id))
       depth(q, 'dead', 'pending')
       out[#out + 1] = snapshot(k)
     end
@@ -546,15 +581,120 @@ end
 return n
 )LUA";
 
+// `madeira recover`: writes back what PostgreSQL recorded, never over what Redis still has.
+// ARGV: P, mode, then per mode:
+//   counter  name value            raises P<name> to value (never lowers it)
+//   tasks    per task: n, then n field/value pairs of the task hash. Fields starting with "_"
+//            are not stored: "_snap" = copy the task to the record again (it was changed: a
+//            running task made pending), "_astart" = when that lost attempt started.
+//   ended    pairs id, "status\tcontent_hash"   (the id claims of succeeded/cancelled tasks)
+//   idem     triples key, task_id, expiry       (succeeded idempotency keys)
+//   events   9 per event: source event_id type payload trace target? received seq deliveries
+// Returns {how many it wrote, how many running tasks it made pending} (what Redis still had is
+// left alone and not counted).
+constexpr const char* kRestore = R"LUA(
+local mode = ARGV[2]
+local n_done, n_snap = 0, 0
+local function live_or_ended(id)
+  return redis.call('HEXISTS', P .. 'ids', id) == 1 or redis.call('HEXISTS', P .. 'ended', id) == 1
+end
+if mode == 'counter' then
+  local k = P .. ARGV[3]
+  local cur = tonumber(redis.call('GET', k) or '0')
+  if tonumber(ARGV[4]) > cur then
+    redis.call('SET', k, ARGV[4])
+    n_done = 1
+  end
+elseif mode == 'tasks' then
+  local i = 3
+  while i <= #ARGV do
+    local n = tonumber(ARGV[i])
+    local flat, h = {}, {}
+    for j = 1, n do
+      local name, value = ARGV[i + 2 * j - 1], ARGV[i + 2 * j]
+      h[name] = value
+      if string.sub(name, 1, 1) ~= '_' then
+        flat[#flat + 1] = name
+        flat[#flat + 1] = value
+      end
+    end
+    i = i + 1 + 2 * n
+    local id, q, st = h['id'], h['queue'], h['status']
+    if not live_or_ended(id) then
+      local k = tkey(q, id)
+      redis.call('HSET', k, unpack(flat))
+      redis.call('HSET', P .. 'ids', id, q)
+      redis.call('SADD', P .. 'queues', q)
+      if st == 'pending' then
+        ready_add(q, member_of(k, id))
+      elseif st == 'scheduled' or st == 'retrying' then
+        redis.call('ZADD', qkey(q, 'due'), h['next'], id)
+      end
+      if h['infast'] == '1' then redis.call('HINCRBY', P .. 'fast', h['type'], 1) end
+      depth(q, nil, st)
+      if h['_snap'] then
+        redis.call('XADD', P .. 'outbox', '*', 'kind', 'attempt', 'task_id', id,
+                   'attempt', h['attempts'], 'worker', '', 'started', h['_astart'],
+                   'finished', h['updated'], 'outcome', 'lease_expired', 'error',
+                   '{"type":"redis_data_lost","message":"Redis lost this lease; madeira recover made the task pending again"}')
+        snapshot(k)
+        n_snap = n_snap + 1
+      end
+      n_done = n_done + 1
+    end
+  end
+elseif mode == 'ended' then
+  for i = 3, #ARGV, 2 do
+    if not live_or_ended(ARGV[i]) then
+      redis.call('HSET', P .. 'ended', ARGV[i], ARGV[i + 1])
+      n_done = n_done + 1
+    end
+  end
+elseif mode == 'idem' then
+  for i = 3, #ARGV, 3 do
+    local ik = P .. 'idem:' .. ARGV[i]
+    if redis.call('EXISTS', ik) == 0 then
+      redis.call('HSET', ik, 'state', 'succeeded', 'task', ARGV[i + 1], 'exp', ARGV[i + 2])
+      n_done = n_done + 1
+    end
+  end
+elseif mode == 'events' then
+  for i = 3, #ARGV, 9 do
+    local source, event_id = ARGV[i], ARGV[i + 1]
+    local ek = event_key(source, event_id)
+    if redis.call('EXISTS', ek) == 0 then
+      redis.call('HSET', ek, 'source', source, 'event_id', event_id, 'type', ARGV[i + 2],
+                 'payload', ARGV[i + 3], 'trace', ARGV[i + 4], 'received', ARGV[i + 6],
+                 'seq', ARGV[i + 7])
+      local target = opt(ARGV[i + 5])
+      if target then redis.call('HSET', ek, 'target', target) end
+      redis.call('DEL', ek .. ':deliveries')
+      for line in string.gmatch(ARGV[i + 8], '[^\n]+') do
+        redis.call('RPUSH', ek .. ':deliveries', line)
+      end
+      redis.call('ZADD', P .. 'eventids:' .. event_id, 0,
+                 string.format('%016d%016d', tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7])) .. source)
+      n_done = n_done + 1
+    end
+  end
+end
+return {n_done, n_snap}
+)LUA";
+
 }  // namespace
 
 const std::string& ScriptSource(Script script) {
   static const std::array<std::string, kScriptCount> sources = [] {
     std::array<const char*, kScriptCount> bodies = {
-        kSubmit,     kLease, kAck,    kLeaseView, kFinishAttempt, kExtend, kExpired, kPromote,
-        kNextWakeup, kGet,   kCancel, kReplay,    kCancelDead,    kEvent,  kGetEvent};
+        kSubmit,     kLease, kAck,    kLeaseView, kFinishAttempt, kExtend, kExpired,  kPromote,
+        kNextWakeup, kGet,   kCancel, kReplay,    kCancelDead,    kEvent,  kGetEvent, kRestore};
     std::array<std::string, kScriptCount> out;
-    for (int i = 0; i < kScriptCount; ++i) out[i] = std::string(kHelpers) + bodies[i];
+    // Each body runs as a function, so that whatever it made ready is published after any of
+    // its returns.
+    for (int i = 0; i < kScriptCount; ++i) {
+      out[i] = std::string(kHelpers) + "local function main()\n" + bodies[i] +
+               "\nend\nlocal result = main()\npublish_wakes()\nreturn result\n";
+    }
     return out;
   }();
   return sources[static_cast<int>(script)];

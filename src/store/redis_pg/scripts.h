@@ -1,5 +1,6 @@
 // The Lua scripts that make every Redis-side transition atomic. Each script takes the key
-// prefix as ARGV[1] and builds its keys from it (see docs/architecture.md for the layout).
+// prefix as ARGV[1] ("prefix\norigin": origin names the calling process in the wake-ups the
+// script publishes) and builds its keys from it (see docs/architecture.md for the layout).
 #pragma once
 
 #include <string>
@@ -23,8 +24,9 @@ enum class Script {
   kCancelDead,
   kEvent,
   kGetEvent,
+  kRestore,
 };
-inline constexpr int kScriptCount = 15;
+inline constexpr int kScriptCount = 16;
 
 // The full source of a script (the shared helpers prepended).
 const std::string& ScriptSource(Script script);

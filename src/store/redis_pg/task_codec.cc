@@ -139,6 +139,7 @@ core::Attempt AttemptFromRow(const PgResult& r, int row) {
 RecordBatch BuildRecordBatch(const std::vector<Fields>& entries) {
   std::map<std::string, std::pair<int64_t, boost::json::object>> tasks;  // newest ver per id
   std::map<std::pair<std::string, int64_t>, boost::json::object> attempts;
+  std::map<std::pair<std::string, std::string>, boost::json::object> events;
   for (const Fields& f : entries) {
     auto kind = f.find("kind");
     if (kind == f.end()) continue;
@@ -187,13 +188,35 @@ RecordBatch BuildRecordBatch(const std::vector<Fields>& entries) {
       if (auto h = Maybe(f, "http")) o["http_status"] = std::stoll(*h);
       if (auto x = Maybe(f, "excerpt")) o["response_excerpt"] = *x;
       attempts[{Need(f, "task_id"), n}] = std::move(o);
+    } else if (kind->second == "event") {
+      boost::json::object o;
+      o["source"] = Need(f, "source");
+      o["event_id"] = Need(f, "event_id");
+      o["seq"] = Num(f, "seq");
+      o["event_type"] = Need(f, "type");
+      o["payload"] = Need(f, "payload");
+      o["trace_id"] = Need(f, "trace");
+      if (auto t = Maybe(f, "target")) o["target_uri"] = *t;
+      o["received_at"] = Num(f, "received");
+      o["deliveries"] = Need(f, "deliveries");
+      const int64_t n = Num(f, "ndeliveries");
+      o["n_deliveries"] = n;
+      auto& slot = events[{Need(f, "source"), Need(f, "event_id")}];
+      if (slot.empty() || slot.at("n_deliveries").as_int64() <= n) slot = std::move(o);
     }
   }
   boost::json::array ta;
   for (auto& [id, slot] : tasks) ta.push_back(std::move(slot.second));
   boost::json::array aa;
   for (auto& [key, o] : attempts) aa.push_back(std::move(o));
-  return {boost::json::serialize(ta), boost::json::serialize(aa), tasks.size(), attempts.size()};
+  boost::json::array ea;
+  for (auto& [key, o] : events) ea.push_back(std::move(o));
+  return {boost::json::serialize(ta),
+          boost::json::serialize(aa),
+          boost::json::serialize(ea),
+          tasks.size(),
+          attempts.size(),
+          events.size()};
 }
 
 }  // namespace madeira::store::redis_pg

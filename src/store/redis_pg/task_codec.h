@@ -49,13 +49,15 @@ core::Task TaskFromRow(const PgResult& r, int row);
 extern const char* const kPgAttemptColumns;
 core::Attempt AttemptFromRow(const PgResult& r, int row);
 
-// The outbox entries of one flush as two JSON arrays for json_populate_recordset: the newest
-// version of each task, and each finished attempt.
+// The outbox entries of one flush as JSON arrays for json_populate_recordset: the newest
+// version of each task, each finished attempt, and each event.
 struct RecordBatch {
   std::string tasks_json;
   std::string attempts_json;
+  std::string events_json;  // the latest copy of each event (the one with most deliveries)
   size_t tasks = 0;
   size_t attempts = 0;
+  size_t events = 0;
 };
 RecordBatch BuildRecordBatch(const std::vector<Fields>& entries);
 

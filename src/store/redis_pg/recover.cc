@@ -1,0 +1,180 @@
+// `madeira recover`: Redis lost data (a FLUSHALL, a lost AOF); PostgreSQL still has the record.
+// Everything is written through the restore script, which never overwrites what Redis still
+// has, so recover is safe to repeat and harmless against a Redis that lost nothing.
+#include "store/redis_pg/backend.h"
+
+namespace madeira::store::redis_pg {
+
+namespace {
+
+using core::TaskStatus;
+
+constexpr int kTasksPerCall = 500;
+constexpr int kRowsPerCall = 2000;
+
+void Field(std::vector<std::string>& out, int& n, const char* name, std::string value) {
+  out.push_back(name);
+  out.push_back(std::move(value));
+  ++n;
+}
+
+// The Redis hash of a recorded task, as restore-script arguments (count first). A running task
+// comes back pending, ready now: its lease lived only in Redis.
+void AppendRestoreArgs(std::vector<std::string>& args, const core::Task& recorded, int64_t ver,
+                       Millis now) {
+  core::Task t = recorded;
+  const bool was_running = t.status == TaskStatus::kRunning;
+  Millis ready = t.next_attempt_at.value_or(t.updated_at);
+  if (was_running) {
+    t.status = TaskStatus::kPending;
+    t.next_attempt_at = now;
+    ready = now;
+    ver += 1;  // changed: the record gets this version
+  }
+  std::vector<std::string> f;
+  int n = 0;
+  Field(f, n, "id", t.spec.task_id);
+  Field(f, n, "type", t.spec.task_type);
+  Field(f, n, "queue", t.spec.queue);
+  Field(f, n, "pv", Num(t.spec.payload_version));
+  Field(f, n, "payload", t.spec.payload);
+  Field(f, n, "sched", Num(t.spec.schedule_time));
+  Field(f, n, "timeout", Num(t.spec.timeout_ms));
+  Field(f, n, "maxr", Num(t.spec.max_retries));
+  Field(f, n, "prio", Num(t.spec.priority));
+  Field(f, n, "trace", t.spec.trace_id);
+  if (t.spec.idempotency_key) Field(f, n, "ikey", *t.spec.idempotency_key);
+  Field(f, n, "chash", t.spec.content_hash);
+  Field(f, n, "status", std::string(core::TaskStatusName(t.status)));
+  Field(f, n, "retry", Num(t.retry_count));
+  Field(f, n, "attempts", Num(t.attempts));
+  Field(f, n, "created", Num(t.created_at));
+  Field(f, n, "updated", Num(was_running ? now : t.updated_at));
+  if (t.next_attempt_at) Field(f, n, "next", Num(*t.next_attempt_at));
+  Field(f, n, "ready", Num(ready));
+  if (t.last_error) Field(f, n, "lerr", *t.last_error);
+  if (t.result) Field(f, n, "result", *t.result);
+  Field(f, n, "dedup", t.deduplicated ? "1" : "0");
+  Field(f, n, "fastused", Num(t.fast_retries_used));
+  Field(f, n, "infast", t.in_fast_retry ? "1" : "0");
+  Field(f, n, "seq", Num(t.seq));
+  // Each lease adds one to both, so the next lease's token is still larger than any before.
+  Field(f, n, "token", Num(t.attempts));
+  Field(f, n, "ver", Num(ver));
+  if (was_running) {
+    Field(f, n, "_snap", "1");
+    Field(f, n, "_astart", Num(recorded.updated_at));
+  }
+  args.push_back(Num(n));
+  args.insert(args.end(), std::make_move_iterator(f.begin()), std::make_move_iterator(f.end()));
+}
+
+}  // namespace
+
+Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl) {
+  RecoverReport report;
+  int64_t snapped = 0;
+  auto restore = [&](std::vector<std::string> args) -> Result<int64_t> {
+    RedisReply r = Call({Script::kRestore, std::move(args)});
+    if (r.IsError()) return ScriptError(r);
+    snapped += r.elements.at(1).integer;
+    return r.elements.at(0).integer;
+  };
+  // Whatever Redis still has is copied first, so the record is as new as it can be.
+  FlushOutbox();
+
+  // The counters first: from here on new ids and seqs never collide with recorded ones.
+  const int64_t task_seq = pg_.Exec("SELECT COALESCE(MAX(seq), 0) FROM tasks").Int(0, 0);
+  const int64_t event_seq = pg_.Exec("SELECT COALESCE(MAX(seq), 0) FROM events").Int(0, 0);
+  for (auto [name, value] : {std::pair{"seq", task_seq}, std::pair{"eventseq", event_seq}}) {
+    auto done = restore({"counter", name, Num(value)});
+    if (!done) return done.error();
+  }
+
+  // Non-terminal tasks, in submit order.
+  for (int64_t after = 0;;) {
+    PgResult r = pg_.Exec(TaskSelect() +
+                              " WHERE status NOT IN ('succeeded', 'cancelled') AND seq > $1 "
+                              "ORDER BY seq LIMIT " +
+                              std::to_string(kTasksPerCall),
+                          {Num(after)});
+    if (r.Rows() == 0) break;
+    std::vector<std::string> args{"tasks"};
+    for (int i = 0; i < r.Rows(); ++i) {
+      core::Task t = TaskFromRow(r, i);
+      AppendRestoreArgs(args, t, r.Int(i, 2), now);
+      after = t.seq;
+    }
+    auto done = restore(std::move(args));
+    if (!done) return done.error();
+    report.tasks += *done;
+  }
+
+  // The id claims of ended tasks: a resubmit of one stays a duplicate (or a conflict).
+  for (int64_t after = 0;;) {
+    PgResult r = pg_.Exec(
+        "SELECT task_id, status, content_hash, seq FROM tasks WHERE status IN ('succeeded', "
+        "'cancelled') AND seq > $1 ORDER BY seq LIMIT " +
+            std::to_string(kRowsPerCall),
+        {Num(after)});
+    if (r.Rows() == 0) break;
+    std::vector<std::string> args{"ended"};
+    for (int i = 0; i < r.Rows(); ++i) {
+      args.push_back(r.Text(i, 0));
+      args.push_back(r.Text(i, 1) + "\t" + r.Text(i, 2));
+      after = r.Int(i, 3);
+    }
+    auto done = restore(std::move(args));
+    if (!done) return done.error();
+    report.ended += *done;
+  }
+
+  // Succeeded idempotency keys still within their ttl (the latest success of each key).
+  {
+    PgResult r = pg_.Exec(
+        "SELECT DISTINCT ON (idempotency_key) idempotency_key, task_id, updated_at FROM tasks "
+        "WHERE status = 'succeeded' AND NOT deduplicated AND idempotency_key IS NOT NULL AND "
+        "updated_at > $1 ORDER BY idempotency_key, updated_at DESC",
+        {Num(now - idempotency_ttl)});
+    for (int start = 0; start < r.Rows(); start += kRowsPerCall) {
+      std::vector<std::string> args{"idem"};
+      for (int i = start; i < std::min(r.Rows(), start + kRowsPerCall); ++i) {
+        args.push_back(r.Text(i, 0));
+        args.push_back(r.Text(i, 1));
+        args.push_back(Num(r.Int(i, 2) + idempotency_ttl));
+      }
+      auto done = restore(std::move(args));
+      if (!done) return done.error();
+      report.idempotency_keys += *done;
+    }
+  }
+
+  // Every event (dedupe of (source, event_id) and GET /v1/events need them all).
+  for (int64_t after = 0;;) {
+    PgResult r = pg_.Exec(
+        "SELECT source, event_id, event_type, payload, trace_id, target_uri, received_at, seq, "
+        "deliveries FROM events WHERE seq > $1 ORDER BY seq LIMIT " +
+            std::to_string(kRowsPerCall),
+        {Num(after)});
+    if (r.Rows() == 0) break;
+    std::vector<std::string> args{"events"};
+    for (int i = 0; i < r.Rows(); ++i) {
+      for (int c : {0, 1, 2, 3, 4}) args.push_back(r.Text(i, c));
+      args.push_back(OptArg(r.OptText(i, 5)));
+      args.push_back(r.Text(i, 6));
+      args.push_back(r.Text(i, 7));
+      args.push_back(r.Text(i, 8));
+      after = r.Int(i, 7);
+    }
+    auto done = restore(std::move(args));
+    if (!done) return done.error();
+    report.events += *done;
+  }
+
+  // The tasks made pending again, and their lost attempts, go to the record.
+  report.running_to_pending = snapped;
+  FlushOutbox();
+  return report;
+}
+
+}  // namespace madeira::store::redis_pg
