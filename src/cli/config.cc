@@ -382,6 +382,15 @@ core::Result<void> Validate(const ServeConfig& cfg) {
                      "role must be all, api, scheduler or deliverer, not '" + cfg.role + "'",
                      "role");
   }
+  if (cfg.role != "all" && cfg.store != "redis-pg") {
+    // One process owns an embedded store: a role would leave its other duties undone.
+    return MakeError(ErrorCode::kInvalidField,
+                     "role " + cfg.role +
+                         " splits duties between processes sharing a redis-pg "
+                         "store; with " +
+                         cfg.store + " use role all",
+                     "role");
+  }
   if (cfg.data_dir.empty()) {
     return MakeError(ErrorCode::kInvalidField, "data_dir must not be empty", "data_dir");
   }

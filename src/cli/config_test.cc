@@ -317,6 +317,15 @@ TEST(ConfigTest, InvalidMergedValues) {
   flags.role = "boss";
   EXPECT_THAT(LoadServeConfig(flags, FakeEnv({})).error().message, HasSubstr("role"));
   flags = {};
+  flags.role = "scheduler";  // an embedded store has one process: nobody else would deliver
+  EXPECT_THAT(LoadServeConfig(flags, FakeEnv({})).error().message, HasSubstr("use role all"));
+  flags.store = "redis-pg";
+  flags.redis_url = "redis://127.0.0.1:6379";
+  flags.database_url = "postgresql://127.0.0.1/m";
+  auto split = LoadServeConfig(flags, FakeEnv({}));
+  ASSERT_TRUE(split) << split.error().message;
+  EXPECT_EQ(split->role, "scheduler");
+  flags = {};
   flags.listen = "nonsense";
   EXPECT_THAT(LoadServeConfig(flags, FakeEnv({})).error().message, HasSubstr("listen"));
   EXPECT_FALSE(LoadServeConfig({}, FakeEnv({{"MADEIRA_LISTEN", "1.2.3.4:99999"}})).has_value());

@@ -1,4 +1,4 @@
-// The only main(): `madeira serve | task | dead | version`.
+// The only main(): `madeira serve | migrate | recover | task | dead | version`.
 #include <curl/curl.h>
 
 #include <CLI/CLI.hpp>
@@ -72,6 +72,22 @@ int main(int argc, char** argv) {
   AddOptional(migrate, "--namespace", migrate_flags.name_space,
               "redis-pg: PostgreSQL schema suffix (env MADEIRA_NAMESPACE)");
   migrate->callback([&] { exit_code = madeira::cli::RunMigrate(migrate_flags); });
+
+  // recover
+  madeira::cli::ServeFlags recover_flags;
+  CLI::App* recover = app.add_subcommand(
+      "recover", "redis-pg: rebuild Redis's in-flight state from PostgreSQL after Redis lost data");
+  AddOptional(recover, "--config", recover_flags.config_file, "TOML config file");
+  AddOptional(recover, "--store", recover_flags.store, "redis-pg")
+      ->check(CLI::IsMember({"sqlite", "redis-pg"}));
+  AddOptional(recover, "--redis-url", recover_flags.redis_url, "Redis URL (env MADEIRA_REDIS_URL)");
+  AddOptional(recover, "--database-url", recover_flags.database_url,
+              "PostgreSQL URL (env MADEIRA_DATABASE_URL)");
+  AddOptional(recover, "--namespace", recover_flags.name_space,
+              "key prefix / PostgreSQL schema suffix (env MADEIRA_NAMESPACE)");
+  recover->add_flag("--allow-volatile-redis", recover_flags.allow_volatile_redis,
+                    "accept a Redis without appendonly yes + appendfsync always");
+  recover->callback([&] { exit_code = madeira::cli::RunRecover(recover_flags); });
 
   // task
   ClientOptions task_opts;

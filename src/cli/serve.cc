@@ -44,6 +44,12 @@ int Fail(int code, std::string_view msg, std::string_view detail) {
   return code;
 }
 
+// --role splits a process's background duties; every role serves the HTTP API (so health,
+// metrics and the protocol answer everywhere). `scheduler`: due-time promotion and lease
+// expiry; `deliverer`: webhook deliveries; `api`: neither; `all`: both.
+bool RunsDeliveries(const ServeConfig& cfg) { return cfg.role == "all" || cfg.role == "deliverer"; }
+bool RunsTimers(const ServeConfig& cfg) { return cfg.role == "all" || cfg.role == "scheduler"; }
+
 engine::EngineConfig ToEngineConfig(const ServeConfig& cfg) {
   engine::EngineConfig out;
   out.limits = cfg.limits;
@@ -52,6 +58,7 @@ engine::EngineConfig ToEngineConfig(const ServeConfig& cfg) {
   out.retry_by_type = cfg.retry_by_type;
   out.retry_by_queue = cfg.retry_by_queue;
   out.retry_by_type.emplace(std::string(delivery::kDeliveryTaskType), cfg.webhook_retry);
+  out.run_timers = RunsTimers(cfg);
   return out;
 }
 
@@ -67,9 +74,6 @@ delivery::WebhookConfig ToWebhookConfig(const ServeConfig& cfg) {
   out.max_depth = cfg.limits.max_depth;
   return out;
 }
-
-// Deliveries run where the role includes them: `all` and `deliverer`.
-bool RunsDeliveries(const ServeConfig& cfg) { return cfg.role == "all" || cfg.role == "deliverer"; }
 
 api::ApiConfig ToApiConfig(const ServeConfig& cfg) {
   api::ApiConfig out;
@@ -216,6 +220,7 @@ int RunServe(const ServeFlags& flags) {
         Log(LogLevel::kInfo, "listening",
             {{"address", addr},
              {"store", cfg.store},
+             {"role", cfg.role},
              {"data_dir", cfg.data_dir},
              {"auth", cfg.auth_enabled() ? "on" : "off"}});
         // Tests and scripts read the port from this line when listening on port 0.

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/serve.h"
+#include "core/clock.h"
 #include "store/redis_pg/redis_pg_store.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -50,6 +51,33 @@ int RunMigrate(const ServeFlags& flags) {
   }
   (*opened)->Close();
   std::cout << "sqlite store in " << loaded->data_dir << " is up to date\n";
+  return kServeOk;
+}
+
+int RunRecover(const ServeFlags& flags) {
+  auto loaded = LoadServeConfig(flags, ProcessEnv());
+  if (!loaded) {
+    std::cerr << "madeira recover: invalid configuration: " << loaded.error().message << "\n";
+    return kServeBadConfig;
+  }
+  if (loaded->store != "redis-pg") {
+    std::cerr << "madeira recover: only the redis-pg store has a Redis to rebuild (use --store "
+                 "redis-pg with --redis-url and --database-url)\n";
+    return kServeBadConfig;
+  }
+  core::SystemClock clock;
+  auto report =
+      store::RecoverRedisPg(RedisPgOptionsOf(*loaded), clock.Now(), loaded->idempotency_ttl);
+  if (!report) {
+    std::cerr << "madeira recover: " << report.error().message << "\n";
+    return report.error().code == core::ErrorCode::kInvalidField ? kServeBadConfig : kServeFailed;
+  }
+  std::cout << "recovered " << report->tasks << " non-terminal tasks into redis ("
+            << report->running_to_pending
+            << " were running: their leases were lost with Redis, so they are pending again and "
+               "the lost attempt is logged as lease_expired), "
+            << report->ended << " ended task ids, " << report->idempotency_keys
+            << " idempotency keys, " << report->events << " events\n";
   return kServeOk;
 }
 

@@ -18,4 +18,8 @@ core::Result<std::unique_ptr<store::Store>> OpenConfiguredStore(const ServeConfi
 // Exit codes as serve's.
 int RunMigrate(const ServeFlags& flags);
 
+// `madeira recover` (redis-pg only): rebuilds Redis's in-flight state from PostgreSQL after Redis
+// lost data, prints what it wrote back, exits. Exit codes as serve's.
+int RunRecover(const ServeFlags& flags);
+
 }  // namespace madeira::cli

@@ -36,6 +36,9 @@ struct EngineConfig {
   // The wake-up timer is armed for the exact next due time or lease deadline; this caps one
   // wait only as a guard against wall-clock jumps (due times are wall-clock, the timer steady).
   Millis max_timer_interval = 10'000;
+  // The scheduler's duty: promote due tasks and expire leases on timers. Off in a process whose
+  // --role leaves that to another process sharing the store (redis-pg).
+  bool run_timers = true;
 };
 
 struct LeaseParams {

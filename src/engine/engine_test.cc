@@ -241,6 +241,23 @@ TEST_F(EngineTest, DelayedTaskBecomesLeasableAtItsTime) {
   EXPECT_EQ(leases[0].task.spec.task_id, "later");
 }
 
+TEST_F(EngineTest, WithoutTheSchedulerDutyDueTasksWaitForAnotherProcess) {
+  const Millis due = clock_.Now() + 60'000;
+  Submit(R"({"task_id":"later","task_type":"a","payload_version":1,"payload":{},)"
+         R"("schedule_time":")" +
+         core::FormatRfc3339(due) + R"("})");
+  clock_.Set(due + 1);
+  // A second process on the same store with --role api: its start-up promotes nothing.
+  EngineConfig api_only;
+  api_only.run_timers = false;
+  Engine api(io_.get_executor(), *store_, clock_, random_, metrics_, api_only);
+  ASSERT_TRUE(Await<store::Unit>([&](auto cb) { api.Start(cb); }));
+  EXPECT_EQ(Get("later").status, TaskStatus::kScheduled);
+  RunDueWork();  // what the scheduler process does
+  EXPECT_EQ(Get("later").status, TaskStatus::kPending);
+  api.Stop();
+}
+
 TEST_F(EngineTest, FastRetryRequeuesAtOnceBackoffWaits) {
   Submit(R"({"task_id":"f","task_type":"a","payload_version":1,"payload":{}})");
   auto lease = Lease("default").at(0);
