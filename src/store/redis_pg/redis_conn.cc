@@ -190,19 +190,22 @@ void RedisConn::WriteAll(const std::string& data) {
   }
 }
 
+std::optional<RedisReply> RedisConn::BufferedReply() {
+  void* raw = nullptr;
+  if (redisReaderGetReply(io_->reader, &raw) != REDIS_OK) {
+    Disconnect();
+    throw RedisIoError("redis: protocol error");
+  }
+  if (raw == nullptr) return std::nullopt;
+  auto* reply = static_cast<redisReply*>(raw);
+  RedisReply out = Convert(reply);
+  freeReplyObject(reply);
+  return out;
+}
+
 RedisReply RedisConn::ReadReply() {
   for (;;) {
-    void* raw = nullptr;
-    if (redisReaderGetReply(io_->reader, &raw) != REDIS_OK) {
-      Disconnect();
-      throw RedisIoError("redis: protocol error");
-    }
-    if (raw != nullptr) {
-      auto* reply = static_cast<redisReply*>(raw);
-      RedisReply out = Convert(reply);
-      freeReplyObject(reply);
-      return out;
-    }
+    if (std::optional<RedisReply> buffered = BufferedReply()) return std::move(*buffered);
     boost::system::error_code ec = asio::error::would_block;
     size_t n = 0;
     io_->socket.async_read_some(asio::buffer(io_->buf), [&](boost::system::error_code e, size_t k) {
@@ -223,17 +226,7 @@ RedisReply RedisConn::ReadReply() {
 std::optional<RedisReply> RedisConn::ReadWithin(core::Millis timeout, int interrupt_fd) {
   if (!io_) throw RedisIoError("redis: not connected");
   for (;;) {
-    void* raw = nullptr;
-    if (redisReaderGetReply(io_->reader, &raw) != REDIS_OK) {
-      Disconnect();
-      throw RedisIoError("redis: protocol error");
-    }
-    if (raw != nullptr) {
-      auto* reply = static_cast<redisReply*>(raw);
-      RedisReply out = Convert(reply);
-      freeReplyObject(reply);
-      return out;
-    }
+    if (std::optional<RedisReply> buffered = BufferedReply()) return buffered;
     std::array<pollfd, 2> fds{};
     fds[0] = {io_->socket.native_handle(), POLLIN, 0};
     fds[1] = {interrupt_fd, POLLIN, 0};

@@ -76,6 +76,8 @@ class RedisConn {
   struct Io;
   void WriteAll(const std::string& data);
   RedisReply ReadReply();
+  // A whole reply already in the reader's buffer, if there is one.
+  std::optional<RedisReply> BufferedReply();
 
   bool PeerClosed();
 
