@@ -8,7 +8,7 @@ CMAKE_GEN  := -G Ninja
 # ccache caches precompiled-header builds only with these relaxed checks.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: deps deps-test build run test unit asan integration sdk-test fuzz fuzz-short bench clean format demo
+.PHONY: deps deps-test build run test unit asan integration sdk-test fuzz fuzz-short bench bench-peers clean format demo
 SDKS       ?= python go node java
 
 deps:
@@ -29,7 +29,9 @@ run: build
 	$(BUILD)/madeira serve --listen 127.0.0.1:8080 --data-dir ./data
 
 # Everything: unit + conformance tests, the same under ASan+UBSan, integration tests
-# against the real binary, and a short fuzz run when clang is present.
+# against the real binary, and a short fuzz run when clang is present. The redis-pg store's
+# tests get a private Redis and PostgreSQL (scripts/test-services.sh; ctest starts them through
+# a fixture), so `make test` and `make unit` always run them.
 test: deps-test $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 	@ln -sf $(BUILD)/compile_commands.json compile_commands.json
@@ -46,7 +48,9 @@ unit: $(BUILD)/build.ninja
 asan:
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DMADEIRA_SANITIZE=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target core_test store_test engine_test delivery_test
-	for t in core_test store_test engine_test delivery_test; do $(ASAN_BUILD)/$$t --gtest_brief=1 || exit 1; done
+	@# store_test's redis-pg cases need Redis + PostgreSQL: private ones, stopped afterwards.
+	bash scripts/test-services.sh run /tmp/madeira-asan-services-$$$$ sh -c \
+	  'for t in core_test store_test engine_test delivery_test; do $(ASAN_BUILD)/$$t --gtest_brief=1 || exit 1; done'
 
 integration: build
 	MADEIRA_BIN=$(abspath $(BUILD)/madeira) python3 -m pytest -q tests/integration
@@ -89,6 +93,11 @@ bench: deps
 	cmake --build $(BENCH_BUILD) -j $(JOBS) --target madeira madeira_bench madeira_cpp_drain
 	$(BENCH_BUILD)/madeira_bench --madeira $(BENCH_BUILD)/madeira
 	bash bench/sdk_drain.sh $(BENCH_BUILD)/madeira
+
+# BullMQ and Asynq on one private Redis (AOF, appendfsync always) and the machine's limits, 3 runs
+# each, under 15 minutes; writes bench/peers/results.json (PEERS_OUT=FILE for another path).
+bench-peers:
+	bash bench/peers/run.sh --out $(or $(PEERS_OUT),bench/peers/results.json)
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i
