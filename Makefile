@@ -8,7 +8,7 @@ CMAKE_GEN  := -G Ninja
 # ccache caches precompiled-header builds only with these relaxed checks.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: deps deps-test build run test unit asan integration sdk-test fuzz fuzz-short bench bench-peers clean format demo
+.PHONY: deps deps-test build run test unit asan integration integration-redis-pg sdk-test fuzz fuzz-short bench bench-peers clean format demo
 SDKS       ?= python go node java
 
 deps:
@@ -39,6 +39,7 @@ test: deps-test $(BUILD)/build.ninja
 	$(MAKE) asan
 	$(MAKE) fuzz-short
 	$(MAKE) integration
+	$(MAKE) integration-redis-pg
 	$(MAKE) sdk-test
 
 unit: $(BUILD)/build.ninja
@@ -54,6 +55,13 @@ asan:
 
 integration: build
 	MADEIRA_BIN=$(abspath $(BUILD)/madeira) python3 -m pytest -q tests/integration
+
+# The same suite on --store redis-pg, against a private Redis + PostgreSQL (stopped afterwards);
+# tests marked sqlite_only are skipped there.
+integration-redis-pg: build
+	MADEIRA_BIN=$(abspath $(BUILD)/madeira) MADEIRA_TEST_STORE=redis-pg \
+	  bash scripts/test-services.sh run /tmp/madeira-it-services-$$$$ \
+	  python3 -m pytest -q -rs tests/integration
 
 # Every SDK runs its own suite, including the shared conformance scenario, against this build.
 sdk-test: build
@@ -88,10 +96,16 @@ fuzz-short:
 	@if command -v clang++-14 >/dev/null; then $(MAKE) fuzz FUZZ_SECONDS=20; \
 	 else echo "clang++-14 not found: skipping the fuzz run"; fi
 
-bench: deps
+# Every scenario on the embedded store and the core ones (a, b, c) on redis-pg, against a private
+# Redis + PostgreSQL madeira_bench starts and stops itself; the runs of the two stores alternate,
+# a side-by-side table ends the output, and the figures go to BENCH_JSON (bench/peers/report.py
+# reads it: --madeira $(BENCH_JSON)).
+BENCH_JSON ?= $(BENCH_BUILD)/bench.json
+bench: deps-test
 	cmake -S . -B $(BENCH_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DMADEIRA_BENCH=ON -DMADEIRA_TESTS=OFF
 	cmake --build $(BENCH_BUILD) -j $(JOBS) --target madeira madeira_bench madeira_cpp_drain
-	$(BENCH_BUILD)/madeira_bench --madeira $(BENCH_BUILD)/madeira
+	$(BENCH_BUILD)/madeira_bench --madeira $(BENCH_BUILD)/madeira --store sqlite,redis-pg \
+	  --json $(BENCH_JSON)
 	bash bench/sdk_drain.sh $(BENCH_BUILD)/madeira
 
 # BullMQ and Asynq on one private Redis (AOF, appendfsync always) and the machine's limits, 3 runs

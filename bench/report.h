@@ -16,6 +16,9 @@ struct MachineInfo {
 
 MachineInfo ReadMachineInfo();
 
+// The 1, 5 and 15 minute load averages from /proc/loadavg, e.g. "2.45 3.32 4.19".
+std::string LoadAverage();
+
 // One measurement id across all runs.
 struct Aggregate {
   Measurement first;           // id, labels, unit and target
@@ -26,15 +29,20 @@ struct Aggregate {
 };
 
 struct Failure {
+  std::string store;
   std::string scenario;
   int run = 0;
   std::string error;
 };
 
+// The figures of one store.
 struct Report {
   MachineInfo machine;
   int runs = 0;
   double scale = 1;
+  std::string store = "sqlite";
+  std::string id_prefix;  // before ids in the table: "rp." for redis-pg
+  std::string loadavg_start, loadavg_end;
   std::vector<Aggregate> results;
   std::vector<Failure> failures;
 
@@ -44,5 +52,14 @@ struct Report {
   std::string Table() const;
   std::string Json() const;
 };
+
+// One JSON document for the reports of one or more stores: machine, runs, scale, "stores",
+// load averages, and "results" / "failures" rows each with "store" and the plain id
+// ("a.batch"), so a one-store file reads as before. bench/peers/report.py reads it.
+std::string JsonAll(const std::vector<Report>& reports);
+
+// The first report's medians beside the others', per id of the first (then ids only the others
+// have), with each one's target and whether it was met.
+std::string SideBySide(const std::vector<Report>& reports);
 
 }  // namespace madeira::bench

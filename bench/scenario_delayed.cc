@@ -18,7 +18,7 @@ std::vector<Measurement> RunDelayedLateness(const ScenarioEnv& env) {
   constexpr int kBatch = 100;
   constexpr int64_t kAheadMs = 2000;
   const long total = env.Scaled(1000, 100);
-  FreshServer server(env.madeira);
+  FreshServer server(env);
   const auto endpoint = server.process->endpoint();
 
   // Wall-clock ms: schedule_time is wall time, so lateness is measured on the same clock.

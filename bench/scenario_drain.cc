@@ -10,7 +10,7 @@ std::vector<Measurement> RunDrainRate(const ScenarioEnv& env) {
   constexpr int kWorkers = 4;
   constexpr auto kLimit = std::chrono::seconds(180);
   const long total = env.Scaled(200'000, 1000);
-  FreshServer server(env.madeira);
+  FreshServer server(env);
   const auto endpoint = server.process->endpoint();
   Preload(endpoint, total, 1000, 4, std::chrono::seconds(300));
 

@@ -8,7 +8,7 @@ namespace madeira::bench {
 
 std::vector<Measurement> RunPendingFootprint(const ScenarioEnv& env) {
   const long total = env.Scaled(1'000'000, 10'000);
-  FreshServer server(env.madeira);
+  FreshServer server(env);
   double load_seconds =
       Preload(server.process->endpoint(), total, 1000, 4, std::chrono::seconds(900));
   double rss_mb = static_cast<double>(server.process->RssKib()) / 1024;

@@ -15,7 +15,7 @@ constexpr auto kLimit = std::chrono::seconds(30);
 // Sends `total` tasks, `per_request` at a time, over `connections` keep-alive connections as
 // fast as the server answers; returns accepted tasks per second.
 double MeasureSubmits(const ScenarioEnv& env, long total, int per_request, int connections) {
-  FreshServer server(env.madeira);
+  FreshServer server(env);
   const auto endpoint = server.process->endpoint();
   const std::string single = Envelope();
   const std::string batch = BatchBody(per_request);

@@ -1,5 +1,8 @@
 #include "scenario_support.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <boost/asio/this_coro.hpp>
 #include <fstream>
 #include <stdexcept>
@@ -21,15 +24,57 @@ FreshServer::FreshServer(const std::string& binary, const std::string& config_to
                                             std::chrono::seconds(120), config_file());
 }
 
+FreshServer::FreshServer(const ScenarioEnv& env) : store(env.store) {
+  std::filesystem::create_directories(data_dir());
+  if (store.redis_pg()) {
+    static std::atomic<int> counter{0};
+    namespace_name = "bench_" + std::to_string(getpid()) + "_" + std::to_string(++counter);
+    store_args = {"--store",        "redis-pg",         "--redis-url", store.redis_url,
+                  "--database-url", store.database_url, "--namespace", namespace_name};
+  }
+  process = std::make_unique<ServerProcess>(env.madeira, data_dir(), log_file(),
+                                            std::chrono::seconds(120), std::filesystem::path(),
+                                            store_args);
+}
+
+FreshServer::~FreshServer() {
+  if (process) process->Stop();
+  process.reset();
+  if (!store.redis_pg()) return;
+  // What the finished server left in Redis and PostgreSQL; best effort, a failure only costs
+  // memory. Private services hold nothing else, so FLUSHALL does; shared ones lose this
+  // namespace's keys ("madeira:NS:...") and schema ("madeira_NS") only.
+  try {
+    CleanUpNamespace();
+  } catch (const std::exception&) {
+  }
+}
+
+void FreshServer::CleanUpNamespace() {
+  if (store.private_services) {
+    std::string ok;
+    RunProgram({"redis-cli", "-u", store.redis_url, "FLUSHALL"}, &ok);
+  } else {
+    RunProgram({"bash", "-c",
+                "redis-cli -u \"$1\" --scan --pattern \"madeira:$2:*\" | "
+                "xargs -r -n 1000 redis-cli -u \"$1\" UNLINK >/dev/null",
+                "cleanup", store.redis_url, namespace_name});
+  }
+  RunProgram({"psql", "-q", "-X", store.database_url, "-c",
+              "SET client_min_messages = warning; DROP SCHEMA IF EXISTS madeira_" + namespace_name +
+                  " CASCADE"},
+             nullptr);
+}
+
 void FreshServer::Restart(const std::string& binary) {
   std::string how = process->Stop();
   process.reset();
   if (how != "exit 0") {
     throw std::runtime_error("SIGTERM: server ended with " + how + " (SPEC §1 wants exit 0)");
   }
-  process =
-      std::make_unique<ServerProcess>(binary, data_dir(), log_file(), std::chrono::seconds(120),
-                                      has_config ? config_file() : std::filesystem::path());
+  process = std::make_unique<ServerProcess>(
+      binary, data_dir(), log_file(), std::chrono::seconds(120),
+      has_config ? config_file() : std::filesystem::path(), store_args);
 }
 
 void ThrowUnlessOk(const HttpResponse& r, std::string_view what) {

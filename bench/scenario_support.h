@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "http_load.h"
+#include "scenarios.h"
 #include "server_process.h"
 #include "workload.h"
 
@@ -19,13 +20,20 @@ namespace madeira::bench {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// A server on its own temp data dir; both go away together.
+// A server on its own temp data dir; both go away together. On redis-pg it also has a
+// namespace of its own, whose keys and schema go away with it too.
 struct FreshServer {
+  // An embedded-store server.
   explicit FreshServer(const std::string& binary);
   // The same with `config_toml` written to config.toml in the temp dir and passed as --config.
   FreshServer(const std::string& binary, const std::string& config_toml);
+  // env.madeira on env.store.
+  explicit FreshServer(const ScenarioEnv& env);
+  ~FreshServer();
+  FreshServer(const FreshServer&) = delete;
+  FreshServer& operator=(const FreshServer&) = delete;
 
-  // Stops the running server and starts another on the same data dir (scenario e).
+  // Stops the running server and starts another on the same data dir and namespace (scenario e).
   void Restart(const std::string& binary);
   std::filesystem::path data_dir() const { return dir.path() / "data"; }
   std::filesystem::path log_file() const { return dir.path() / "server.log"; }
@@ -33,7 +41,13 @@ struct FreshServer {
 
   TempDir dir;
   bool has_config = false;
+  StoreSetup store;                     // sqlite unless FreshServer(env) said otherwise
+  std::string namespace_name;           // redis-pg: "bench_<pid>_<n>"
+  std::vector<std::string> store_args;  // passed to every start
   std::unique_ptr<ServerProcess> process;
+
+ private:
+  void CleanUpNamespace();
 };
 
 // Throws unless `r` is a 2xx: "<what>: HTTP 500 {...}".

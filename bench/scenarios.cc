@@ -11,14 +11,25 @@ long ScenarioEnv::Scaled(long count, long floor) const {
 
 const std::vector<Scenario>& AllScenarios() {
   static const std::vector<Scenario> all = {
-      {"a", "submit throughput", RunSubmitThroughput},
-      {"b", "drain rate", RunDrainRate},
-      {"c", "ready->leased latency at 5k/s", RunReadyLatency},
+      {"a", "submit throughput", RunSubmitThroughput, "", true},
+      {"b", "drain rate", RunDrainRate, "", true},
+      {"c", "ready->leased latency at 5k/s", RunReadyLatency, "", true},
       {"de", "1M pending: RSS, then restart to /readyz", RunPendingFootprint},
       {"f", "delayed task lateness", RunDelayedLateness},
       {"w", "webhooks: deliveries/s, backlog drain, latency at 2k/s", RunWebhooks, "webhooks"},
   };
   return all;
+}
+
+void ApplyStoreTarget(const StoreSetup& store, Measurement& m) {
+  if (!store.redis_pg()) return;
+  if (m.id == "a.batch") {
+    m.target = 20'000;
+  } else if (m.id == "b.drain") {
+    m.target = 25'000;
+  } else {
+    m.target.reset();
+  }
 }
 
 }  // namespace madeira::bench

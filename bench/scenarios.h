@@ -16,9 +16,25 @@ struct Measurement {
   bool higher_is_better = false;
 };
 
+// The store the servers of a run use. sqlite: each server on its own data dir. redis-pg: every
+// server on the same Redis + PostgreSQL, each with a namespace of its own.
+struct StoreSetup {
+  std::string name = "sqlite";  // "sqlite" or "redis-pg"
+  std::string redis_url;        // redis-pg only
+  std::string database_url;     // redis-pg only
+  // The services are the benchmark's own (scripts/test-services.sh): a finished server's data
+  // goes with FLUSHALL. Otherwise only its namespace's keys and schema are removed.
+  bool private_services = false;
+
+  bool redis_pg() const { return name == "redis-pg"; }
+  // Put before measurement ids in tables ("rp.a.batch"); JSON keeps the plain id + "store".
+  std::string IdPrefix() const { return redis_pg() ? "rp." : ""; }
+};
+
 struct ScenarioEnv {
   std::string madeira;  // path of the server binary
   double scale = 1.0;   // multiplies task counts (and the steady-state duration of c)
+  StoreSetup store;     // what FreshServer(env) runs on
 
   // `count` scaled, never below `floor`.
   long Scaled(long count, long floor = 1) const;
@@ -38,8 +54,13 @@ struct Scenario {
   std::string title;
   std::vector<Measurement> (*run)(const ScenarioEnv&);
   std::string name = {};  // --only also takes this word for all its letters, e.g. "webhooks"
+  bool redis_pg = false;  // also runs with --store redis-pg (the core scenarios a, b, c)
 };
 
 const std::vector<Scenario>& AllScenarios();
+
+// The targets that hold for `store`: the embedded store keeps the scenarios' own; redis-pg has
+// issue 5's two (batched submits >= 20,000/s, drain >= 25,000/s) and reports the rest for context.
+void ApplyStoreTarget(const StoreSetup& store, Measurement& m);
 
 }  // namespace madeira::bench

@@ -74,7 +74,8 @@ std::string DescribeStatus(int status) {
 
 ServerProcess::ServerProcess(const std::string& binary, const fs::path& data_dir,
                              const fs::path& log_file, std::chrono::seconds startup_timeout,
-                             const fs::path& config_file) {
+                             const fs::path& config_file,
+                             const std::vector<std::string>& store_args) {
   if (access(binary.c_str(), X_OK) != 0) {
     throw std::runtime_error("no executable server binary at " + binary);
   }
@@ -82,8 +83,13 @@ ServerProcess::ServerProcess(const std::string& binary, const fs::path& data_dir
   if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   int log_fd = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) throw std::runtime_error("cannot open " + log_file.string());
-  std::vector<std::string> args = {binary,       "serve",           "--listen", "127.0.0.1:0",
-                                   "--data-dir", data_dir.string(), "--store",  "sqlite"};
+  std::vector<std::string> args = {binary,        "serve",      "--listen",
+                                   "127.0.0.1:0", "--data-dir", data_dir.string()};
+  if (store_args.empty()) {
+    args.insert(args.end(), {"--store", "sqlite"});
+  } else {
+    args.insert(args.end(), store_args.begin(), store_args.end());
+  }
   if (!config_file.empty()) {
     args.push_back("--config");
     args.push_back(config_file.string());
@@ -174,6 +180,62 @@ std::string ServerProcess::Stop(std::chrono::seconds grace) {
   }
   return how;
 }
+
+int RunProgram(const std::vector<std::string>& argv, std::string* out) {
+  int out_pipe[2] = {-1, -1};
+  if (out != nullptr && pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  std::vector<std::string> copy = argv;
+  std::vector<char*> cargv;
+  for (std::string& a : copy) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    if (out != nullptr) dup2(out_pipe[1], STDOUT_FILENO);
+    execvp(cargv[0], cargv.data());
+    _exit(127);
+  }
+  if (out != nullptr) {
+    close(out_pipe[1]);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(out_pipe[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+      if (n > 0) out->append(buf, static_cast<size_t>(n));
+    }
+    close(out_pipe[0]);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+TestServices::TestServices(const std::string& script) : script_(script) {
+  if (access(script_.c_str(), R_OK) != 0) {
+    throw std::runtime_error("no " + script_ +
+                             " (run from the repository root, or pass --services-script)");
+  }
+  std::string printed;
+  int rc = RunProgram({"bash", script_, "start", dir_.path().string()}, &printed);
+  std::ifstream env(dir_.path() / "env");
+  std::string line;
+  while (std::getline(env, line)) {
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = line.substr(0, eq);
+    if (key == "MADEIRA_TEST_REDIS_URL") redis_url_ = line.substr(eq + 1);
+    if (key == "MADEIRA_TEST_DATABASE_URL") database_url_ = line.substr(eq + 1);
+  }
+  if (rc != 0 || redis_url_.empty() || database_url_.empty()) {
+    RunProgram({"bash", script_, "stop", dir_.path().string()});
+    throw std::runtime_error(script_ + " start failed (exit " + std::to_string(rc) +
+                             "): " + printed);
+  }
+}
+
+TestServices::~TestServices() { RunProgram({"bash", script_, "stop", dir_.path().string()}); }
 
 Clock::time_point WaitReady(const boost::asio::ip::tcp::endpoint& endpoint,
                             std::chrono::seconds timeout) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace madeira::bench {
 
@@ -30,10 +31,12 @@ class ServerProcess {
   // Starts the binary and waits for its "listening on HOST:PORT" line; throws
   // std::runtime_error when it exits or stays silent for `startup_timeout`. A non-empty
   // `config_file` is passed as --config (e.g. [[sources]] and [delivery] for webhooks).
+  // `store_args` select the store (e.g. --store redis-pg --redis-url ...); empty: --store sqlite.
   ServerProcess(const std::string& binary, const std::filesystem::path& data_dir,
                 const std::filesystem::path& log_file,
                 std::chrono::seconds startup_timeout = std::chrono::seconds(120),
-                const std::filesystem::path& config_file = {});
+                const std::filesystem::path& config_file = {},
+                const std::vector<std::string>& store_args = {});
   // Stops the server if it is still running.
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
@@ -60,6 +63,30 @@ class ServerProcess {
   std::thread stdout_drain_;
   boost::asio::ip::tcp::endpoint endpoint_;
   std::chrono::steady_clock::time_point started_at_;
+};
+
+// Runs `argv` (PATH lookup) and waits; its stdout goes to `out` when given (else inherited),
+// stderr is inherited. Returns the exit status (128 + signal when killed, 127 when not found).
+int RunProgram(const std::vector<std::string>& argv, std::string* out = nullptr);
+
+// A private Redis + PostgreSQL from scripts/test-services.sh in a temp dir: `start` on
+// construction (throws on failure), `stop` on destruction.
+class TestServices {
+ public:
+  explicit TestServices(const std::string& script);
+  ~TestServices();
+  TestServices(const TestServices&) = delete;
+  TestServices& operator=(const TestServices&) = delete;
+
+  const std::string& redis_url() const { return redis_url_; }
+  const std::string& database_url() const { return database_url_; }
+  const std::filesystem::path& dir() const { return dir_.path(); }
+
+ private:
+  std::string script_;
+  TempDir dir_;
+  std::string redis_url_;
+  std::string database_url_;
 };
 
 // Polls GET /readyz every few ms until it answers 200; returns when it did, or throws after

@@ -4,10 +4,14 @@ optionally with Madeira's own figures beside the peers'.
 
 usage: report.py PEERS.json [--madeira LABEL=FILE ...] [--drain-requests-per-task X] [-o OUT.md]
 
---madeira takes what `madeira_bench --json FILE` writes ({"results": [{"id", "median", "min",
-"max", "measurement", ...}]}), or a small hand-written file {"a.single": 31969, "b.drain":
-{"median": 41612, "min": 40324, "max": 43081}, ...} keyed by madeira_bench ids. Give it once per
-store, e.g. --madeira embedded=bench.json --madeira redis-pg=bench-redis.json.
+--madeira takes what `madeira_bench --json FILE` writes ({"results": [{"id", "store", "median",
+"min", "max", "measurement", ...}]}), or a small hand-written file {"a.single": 31969, "b.drain":
+{"median": 41612, "min": 40324, "max": 43081}, ...} keyed by madeira_bench ids. One madeira_bench
+file may hold several stores (`--store sqlite,redis-pg`, as `make bench` runs it; each row names
+its "store", ids stay plain): given as FILE or LABEL=FILE it becomes one Madeira row per store
+("embedded" for sqlite, "redis-pg"; with LABEL: "LABEL sqlite", ...); LABEL=FILE@STORE takes one
+store only. Or give one file per store, e.g. --madeira embedded=bench.json --madeira
+redis-pg=bench-redis.json.
 
 Ratios: "vs best peer" is Madeira's advantage over the best peer on the same figure (throughput:
 Madeira / peer; latency: peer / Madeira), so > 1 means Madeira is ahead. "of limit" is Madeira's
@@ -51,27 +55,55 @@ def ratio(x):
     return "—" if x is None else f"{x:.2f}×"
 
 
+STORE_LABELS = {"sqlite": "embedded", "redis-pg": "redis-pg"}
+
+
 def load_madeira(spec):
+    """[(label, figures, failures)] for one --madeira LABEL=FILE[@STORE]: one entry per store."""
     label, _, path = spec.partition("=")
     if not path:
-        label, path = "Madeira", spec
+        label, path = "", spec
+    path, _, only_store = path.partition("@")
     with open(path) as f:
         doc = json.load(f)
-    figures = {}
-    failures = [f"run {f.get('run')} of {f.get('scenario')}: {f.get('error')}"
-                for f in doc.get("failures", []) if isinstance(f, dict)]
-    if isinstance(doc.get("results"), list):
-        for r in doc["results"]:
-            figures[r["id"]] = {"median": r["median"], "min": r.get("min"), "max": r.get("max"),
-                                "what": r.get("measurement", ""), "values": r.get("values", [])}
-    else:
+    if not isinstance(doc.get("results"), list):
+        figures = {}
         for key, v in doc.items():
             if isinstance(v, dict):
                 figures[key] = {"median": v["median"], "min": v.get("min"), "max": v.get("max"),
                                 "what": v.get("what", "")}
             elif isinstance(v, (int, float)):
                 figures[key] = {"median": v, "min": None, "max": None, "what": ""}
-    return label, figures, failures
+        return [(label or "Madeira", figures, [])]
+    # madeira_bench output; files written before rows carried "store" are the embedded store's.
+    stores = list(dict.fromkeys(r.get("store", "sqlite") for r in doc["results"]))
+    for f in doc.get("failures", []):
+        if isinstance(f, dict) and f.get("store", "sqlite") not in stores:
+            stores.append(f.get("store", "sqlite"))
+    if only_store:
+        if only_store not in stores:
+            sys.exit("report.py: %s has no figures of store %r (it has: %s)"
+                     % (path, only_store, ", ".join(stores) or "none"))
+        stores = [only_store]
+    out = []
+    for store in stores:
+        figures = {}
+        for r in doc["results"]:
+            if r.get("store", "sqlite") != store:
+                continue
+            figures[r["id"]] = {"median": r["median"], "min": r.get("min"), "max": r.get("max"),
+                                "what": r.get("measurement", ""), "values": r.get("values", [])}
+        failures = [f"run {f.get('run')} of {f.get('scenario')}: {f.get('error')}"
+                    for f in doc.get("failures", [])
+                    if isinstance(f, dict) and f.get("store", "sqlite") == store]
+        if len(stores) == 1 and label:
+            name = label
+        elif label:
+            name = f"{label} {store}"
+        else:
+            name = STORE_LABELS.get(store, store)
+        out.append((name, figures, failures))
+    return out
 
 
 def range_of(fig, unit):
@@ -228,8 +260,9 @@ def render(peers, madeira, drain_rpt):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("peers", help="results JSON written by bench/peers/run.sh")
-    ap.add_argument("--madeira", action="append", default=[], metavar="LABEL=FILE",
-                    help="Madeira's figures (madeira_bench --json output or {id: value})")
+    ap.add_argument("--madeira", action="append", default=[], metavar="LABEL=FILE[@STORE]",
+                    help="Madeira's figures (madeira_bench --json output, one row per store it "
+                         "holds, or {id: value})")
     ap.add_argument("--drain-requests-per-task", type=float, default=2.0,
                     help="HTTP requests one drained task costs, for the drain limit (default 2: "
                          "one lease and one ack)")
@@ -237,7 +270,7 @@ def main():
     args = ap.parse_args()
     with open(args.peers) as f:
         peers = json.load(f)
-    madeira = [load_madeira(spec) for spec in args.madeira]
+    madeira = [entry for spec in args.madeira for entry in load_madeira(spec)]
     text = render(peers, madeira, args.drain_requests_per_task)
     if args.out:
         with open(args.out, "w") as f:

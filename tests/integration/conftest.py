@@ -1,5 +1,14 @@
-"""Starts the real `madeira` binary on 127.0.0.1:0 and hands tests an HTTP client for it."""
+"""Starts the real `madeira` binary on 127.0.0.1:0 and hands tests an HTTP client for it.
 
+MADEIRA_TEST_STORE=sqlite|redis-pg (default sqlite) picks the store every server runs on. With
+redis-pg the servers use the Redis and PostgreSQL named by MADEIRA_TEST_REDIS_URL and
+MADEIRA_TEST_DATABASE_URL (what `scripts/test-services.sh run DIR ...` exports; `make
+integration-redis-pg` does that), each data dir with a namespace of its own, so a restart on the
+same data dir finds its data and no two tests see each other's. Tests marked
+`@pytest.mark.sqlite_only(reason=...)` are skipped there.
+"""
+
+import hashlib
 import os
 import select
 import signal
@@ -15,6 +24,65 @@ from client import Api, uid  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 STARTUP_TIMEOUT = 20.0
+STORES = ("sqlite", "redis-pg")
+# Makes namespaces unique per pytest run too, should the services outlive one.
+_SESSION_SALT = uuid.uuid4().hex
+
+
+def test_store():
+    """The store the servers of this run use: MADEIRA_TEST_STORE, default sqlite."""
+    return os.environ.get("MADEIRA_TEST_STORE") or "sqlite"
+
+
+def service_urls():
+    """(redis url, database url) for the redis-pg store, from the test-services environment."""
+    redis = os.environ.get("MADEIRA_TEST_REDIS_URL")
+    database = os.environ.get("MADEIRA_TEST_DATABASE_URL")
+    if not redis or not database:
+        raise RuntimeError(
+            "MADEIRA_TEST_STORE=redis-pg needs MADEIRA_TEST_REDIS_URL and "
+            "MADEIRA_TEST_DATABASE_URL: run under `scripts/test-services.sh run DIR ...` "
+            "(or `make integration-redis-pg`)")
+    return redis, database
+
+
+def namespace_for(data_dir):
+    """The redis-pg namespace of a data dir: the same for the same dir within one run."""
+    digest = hashlib.sha1((_SESSION_SALT + os.path.abspath(data_dir)).encode()).hexdigest()
+    return "it_" + digest[:16]
+
+
+def store_args(data_dir):
+    """`serve` flags selecting the store under test for a server on `data_dir`."""
+    if test_store() != "redis-pg":
+        return []
+    redis, database = service_urls()
+    return ["--store", "redis-pg", "--redis-url", redis, "--database-url", database,
+            "--namespace", namespace_for(data_dir)]
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "sqlite_only(reason): the test inspects the embedded store's files; "
+        "skipped with MADEIRA_TEST_STORE=redis-pg")
+    if test_store() not in STORES:
+        raise pytest.UsageError("MADEIRA_TEST_STORE=%s: want one of %s"
+                                % (test_store(), ", ".join(STORES)))
+
+
+def pytest_report_header(config):
+    return "madeira store: %s" % test_store()
+
+
+def pytest_collection_modifyitems(config, items):
+    if test_store() == "sqlite":
+        return
+    for item in items:
+        marker = item.get_closest_marker("sqlite_only")
+        if marker is not None:
+            why = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
+            item.add_marker(pytest.mark.skip(
+                reason="sqlite only%s" % (": " + why if why else "")))
 
 
 def madeira_bin():
@@ -29,6 +97,7 @@ class Server:
         self.data_dir = data_dir
         self.stderr_path = os.path.join(log_dir, "stderr-%s.log" % uuid.uuid4().hex[:8])
         cmd = [madeira_bin(), "serve", "--listen", "127.0.0.1:0", "--data-dir", data_dir]
+        cmd += store_args(data_dir)
         if config is not None:
             cfg_path = os.path.join(log_dir, "config-%s.toml" % uuid.uuid4().hex[:8])
             with open(cfg_path, "w") as f:
