@@ -39,6 +39,7 @@ class EngineTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     store_ = OpenTestStore(dir_.string());
+    io_.restart();  // after a Close() the context was stopped
     work_.emplace(io_.get_executor());
     io_thread_ = std::thread([this] { io_.run(); });
     engine_ = std::make_unique<Engine>(io_.get_executor(), *store_, clock_, random_, metrics_,
@@ -242,18 +243,20 @@ TEST_F(EngineTest, DelayedTaskBecomesLeasableAtItsTime) {
 }
 
 TEST_F(EngineTest, WithoutTheSchedulerDutyDueTasksWaitForAnotherProcess) {
+  EngineConfig api_only;
+  api_only.run_timers = false;  // --role api
+  Close();
+  Open(api_only);  // this engine's own timer must not promote the task behind the test's back
   const Millis due = clock_.Now() + 60'000;
   Submit(R"({"task_id":"later","task_type":"a","payload_version":1,"payload":{},)"
          R"("schedule_time":")" +
          core::FormatRfc3339(due) + R"("})");
   clock_.Set(due + 1);
   // A second process on the same store with --role api: its start-up promotes nothing.
-  EngineConfig api_only;
-  api_only.run_timers = false;
   Engine api(io_.get_executor(), *store_, clock_, random_, metrics_, api_only);
   ASSERT_TRUE(Await<store::Unit>([&](auto cb) { api.Start(cb); }));
   EXPECT_EQ(Get("later").status, TaskStatus::kScheduled);
-  RunDueWork();  // what the scheduler process does
+  RunDueWork();  // what a scheduler process does
   EXPECT_EQ(Get("later").status, TaskStatus::kPending);
   api.Stop();
 }
