@@ -45,6 +45,7 @@
 #include "scenario_support.h"
 #include "scenarios.h"
 #include "stats.h"
+#include "workload.h"
 
 namespace madeira::bench {
 
@@ -237,17 +238,6 @@ class Receiver {
 
 // ---------------------------------------------------------------------------------------------
 // The event sender.
-
-// A payload of about 300 bytes, the size the task scenarios use.
-const std::string& Payload() {
-  static const std::string payload = [] {
-    std::string p = R"({"order_id":202509110001,"store_id":"S10086","customer":"c-000042",)"
-                    R"("items":[{"sku":"A-1","qty":2},{"sku":"B-7","qty":1}],"note":")";
-    while (p.size() < 298) p.push_back('x');
-    return p + R"("})";
-  }();
-  return payload;
-}
 
 std::string EventBody(std::string_view event_id) {
   std::string body = R"({"event_id":")";

@@ -12,17 +12,6 @@ namespace json = boost::json;
 
 namespace {
 
-// A payload of about 300 bytes, the size the targets are quoted for.
-const std::string& Payload() {
-  static const std::string payload = [] {
-    std::string p = R"({"order_id":202509110001,"store_id":"S10086","customer":"c-000042",)"
-                    R"("items":[{"sku":"A-1","qty":2},{"sku":"B-7","qty":1}],"note":")";
-    while (p.size() < 298) p.push_back('x');
-    return p + R"("})";
-  }();
-  return payload;
-}
-
 void AppendEnvelope(std::string& out, std::string_view task_id, std::string_view schedule_time) {
   out += R"({"task_type":"bench.noop","queue":")";
   out += kQueue;
@@ -43,6 +32,17 @@ void AppendEnvelope(std::string& out, std::string_view task_id, std::string_view
 }
 
 }  // namespace
+
+// About 300 bytes, the size the targets are quoted for.
+const std::string& Payload() {
+  static const std::string payload = [] {
+    std::string p = R"({"order_id":202509110001,"store_id":"S10086","customer":"c-000042",)"
+                    R"("items":[{"sku":"A-1","qty":2},{"sku":"B-7","qty":1}],"note":")";
+    while (p.size() < 298) p.push_back('x');
+    return p + R"("})";
+  }();
+  return payload;
+}
 
 std::string Envelope(std::string_view task_id, std::string_view schedule_time) {
   std::string out;

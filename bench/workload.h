@@ -11,6 +11,9 @@ namespace madeira::bench {
 
 inline constexpr std::string_view kQueue = "bench";
 
+// The ~300-byte JSON payload every scenario sends (tasks and webhook events alike).
+const std::string& Payload();
+
 // One task envelope with a ~300-byte payload, in queue `kQueue`. `task_id` empty lets the server
 // make one; `schedule_time` is RFC 3339 with Z, empty for "now".
 std::string Envelope(std::string_view task_id = {}, std::string_view schedule_time = {});

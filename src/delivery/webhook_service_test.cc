@@ -8,11 +8,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <filesystem>
-#include <future>
 #include <thread>
 
 #include "delivery/source_signature.h"
 #include "delivery/standard_webhooks.h"
+#include "store/conformance/sync.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace madeira::delivery {
@@ -24,13 +24,7 @@ using core::Result;
 
 constexpr core::Millis kT0 = 1'796'000'000'000;
 
-template <typename T, typename Start>
-Result<T> Await(Start&& start) {
-  std::promise<Result<T>> promise;
-  auto future = promise.get_future();
-  start([&promise](Result<T> r) { promise.set_value(std::move(r)); });
-  return future.get();
-}
+using store::testing::Await;
 
 class WebhookServiceTest : public ::testing::Test {
  protected:
