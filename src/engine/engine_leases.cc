@@ -103,7 +103,7 @@ void Engine::Impl::OnCreated(const std::vector<CreatedTask>& created, Millis now
       ++ready[t.queue];
     }
   }
-  if (!ready.empty()) waiters_.Wake(ready);
+  if (!ready.empty() && !store_.WakesOwnSubmits()) waiters_.Wake(ready);
   if (earliest != std::numeric_limits<Millis>::max()) ArmNoLaterThan(earliest);
 }
 

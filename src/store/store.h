@@ -268,6 +268,10 @@ class Store {
   // here wake at once; the embedded store is never shared and ignores it. nullptr unsets it.
   using ReadyHandler = std::function<void(const std::map<std::string, int>& ready_by_queue)>;
   virtual void SetReadyHandler(ReadyHandler handler) {}
+  // True when the store also calls the ready handler for the tasks this process submits, as
+  // soon as they can be leased (before Submit's callback, which may wait for their record):
+  // the engine then leaves waking its long-polls for them to the store.
+  virtual bool WakesOwnSubmits() const { return false; }
   // Finishes queued work, flushes, and stops the store's threads. Idempotent.
   virtual void Close() = 0;
 };

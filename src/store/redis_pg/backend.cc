@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <random>
+#include <set>
 
 namespace madeira::store::redis_pg {
 
@@ -16,6 +18,7 @@ using core::TaskStatus;
 
 constexpr int kOutboxBatch = 2000;
 constexpr int kFlushRounds = 1000;  // bounds one flush; what is left waits for the next
+constexpr int kCopyTries = 3;       // a copy aborted by a deadlock runs again
 constexpr auto kClaimInterval = std::chrono::seconds(2);
 constexpr int64_t kClaimIdleMs = 5'000;
 
@@ -40,6 +43,18 @@ std::string UpsertTasksSql() {
     start = end + 1;
   }
   return sql + " WHERE tasks.ver < EXCLUDED.ver";
+}
+
+// The state columns of tasks whose row exists and is older; returns the ids without a row.
+std::string UpdateStatesSql() {
+  return "WITH x AS (SELECT * FROM json_populate_recordset(NULL::tasks, $1::json)), "
+         "u AS (UPDATE tasks SET ver = x.ver, status = x.status, retry_count = x.retry_count, "
+         "attempts = x.attempts, updated_at = x.updated_at, next_attempt_at = x.next_attempt_at, "
+         "last_error = x.last_error, result = x.result, deduplicated = x.deduplicated, "
+         "fast_retries_used = x.fast_retries_used, in_fast_retry = x.in_fast_retry "
+         "FROM x WHERE tasks.task_id = x.task_id AND tasks.ver < x.ver RETURNING tasks.task_id) "
+         "SELECT x.task_id FROM x WHERE NOT EXISTS "
+         "(SELECT 1 FROM tasks t WHERE t.task_id = x.task_id)";
 }
 
 std::string InsertAttemptsSql() {
@@ -164,7 +179,7 @@ std::vector<RedisReply> Backend::Pipeline(const std::vector<RedisCall>& calls) {
   return replies;
 }
 
-void Backend::FlushOutbox() {
+bool Backend::FlushOutbox() {
   const std::string stream = prefix_ + "outbox";
   // Entries a process read and never copied (it was killed in between) would wait for its
   // restart: every few seconds, take over those idle for a while. A live process holds entries
@@ -172,57 +187,94 @@ void Backend::FlushOutbox() {
   const auto now = std::chrono::steady_clock::now();
   if (now - last_claim_ >= kClaimInterval) {
     last_claim_ = now;
-    RedisReply claimed = Call({std::nullopt,
-                               {"XAUTOCLAIM", stream, "pg", consumer_, Num(kClaimIdleMs), "0-0",
-                                "COUNT", Num(kOutboxBatch), "JUSTID"}});
-    if (!claimed.IsError() && claimed.elements.size() >= 2 &&
-        !claimed.elements[1].elements.empty()) {
-      outbox_pending_ = true;
-    }
+    Call({std::nullopt,
+          {"XAUTOCLAIM", stream, "pg", consumer_, Num(kClaimIdleMs), "0-0", "COUNT",
+           Num(kOutboxBatch), "JUSTID"}});
   }
+  // Our consumer's pending entries first (read before — by this backend, by the one sharing its
+  // consumer, or claimed — but not copied yet), then new ones to the end of the stream, then the
+  // pending ones again: those the other backend read meanwhile and has not copied yet. After
+  // that every entry added before the call is in PostgreSQL, but for deferred ones (below).
+  enum class Phase { kPending, kNew, kPendingAgain };
+  Phase phase = Phase::kPending;
+  std::string after = "0";  // pending entries are read past this id (deferred ones stay behind)
   for (int round = 0; round < kFlushRounds; ++round) {
-    // Our own pending entries first (read before but not copied), then new ones.
-    const bool from_pending = outbox_pending_;
     RedisReply r = Call({std::nullopt,
                          {"XREADGROUP", "GROUP", "pg", consumer_, "COUNT", Num(kOutboxBatch),
-                          "STREAMS", stream, from_pending ? "0" : ">"}});
+                          "STREAMS", stream, phase == Phase::kNew ? ">" : after}});
     if (r.IsError()) throw RedisIoError("redis: XREADGROUP: " + r.str);
     std::vector<Fields> entries;
-    RedisCommand ack{"XACK", stream, "pg"};
-    RedisCommand del{"XDEL", stream};
+    std::vector<std::string> ids;
+    std::multimap<std::string, std::string> state_ids;  // task id -> its kind=state entries
     if (!r.IsNil() && !r.elements.empty()) {
       for (const RedisReply& e : r.elements[0].elements.at(1).elements) {
-        ack.push_back(e.elements.at(0).str);
-        del.push_back(e.elements.at(0).str);
+        ids.push_back(e.elements.at(0).str);
         if (e.elements.size() > 1 && !e.elements[1].IsNil()) {
           entries.push_back(FieldsFromFlat(e.elements[1]));
+          auto kind = entries.back().find("kind");
+          auto id = entries.back().find("id");
+          if (kind != entries.back().end() && kind->second == "state" &&
+              id != entries.back().end()) {
+            state_ids.emplace(id->second, ids.back());
+          }
         }
       }
     }
-    const size_t n = ack.size() - 3;
-    if (n == 0) {
-      if (!from_pending) return;
-      outbox_pending_ = false;
+    if (ids.empty()) {
+      if (phase == Phase::kPendingAgain) return true;
+      phase = phase == Phase::kPending ? Phase::kNew : Phase::kPendingAgain;
+      after = "0";
       continue;
     }
-    outbox_pending_ = true;  // until these are copied and acknowledged
-    RecordBatch batch = BuildRecordBatch(entries);
+    if (phase != Phase::kNew) after = ids.back();
+    const std::set<std::string> deferred = CopyToRecord(BuildRecordBatch(entries));
+    // A change whose task has no row yet (its full record is with another process's copy) stays
+    // pending, for a later flush; everything else is done.
+    RedisCommand ack{"XACK", stream, "pg"};
+    RedisCommand del{"XDEL", stream};
+    std::set<std::string> keep;
+    for (const std::string& task_id : deferred) {
+      auto [from, to] = state_ids.equal_range(task_id);
+      for (auto it = from; it != to; ++it) keep.insert(it->second);
+    }
+    for (const std::string& id : ids) {
+      if (keep.count(id) != 0) continue;
+      ack.push_back(id);
+      del.push_back(id);
+    }
+    if (ack.size() > 3) Pipeline({{std::nullopt, ack}, {std::nullopt, del}});
+    if (phase == Phase::kNew && static_cast<int>(ids.size()) < kOutboxBatch) {
+      phase = Phase::kPendingAgain;
+      after = "0";
+    }
+  }
+  return false;
+}
+
+std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {
+  // Two copies of overlapping entries (another process's, or this one's read path) can lock
+  // the same rows in another order: PostgreSQL then aborts one, which simply runs again.
+  for (int attempt = 1;; ++attempt) {
+    std::set<std::string> missing;
     pg_.Exec("BEGIN");
     try {
       if (batch.tasks > 0) pg_.Exec(UpsertTasksSql(), {batch.tasks_json});
+      if (batch.states > 0) {
+        PgResult r = pg_.Exec(UpdateStatesSql(), {batch.states_json});
+        for (int i = 0; i < r.Rows(); ++i) missing.insert(r.Text(i, 0));
+      }
       if (batch.attempts > 0) pg_.Exec(InsertAttemptsSql(), {batch.attempts_json});
       if (batch.events > 0) pg_.Exec(UpsertEventsSql(), {batch.events_json});
       pg_.Exec("COMMIT");
-    } catch (...) {
+      return missing;
+    } catch (const PgError& e) {
       try {
         pg_.Exec("ROLLBACK");
       } catch (const PgError&) {
       }
-      throw;
+      const bool deadlock = std::string(e.what()).find("deadlock detected") != std::string::npos;
+      if (!deadlock || attempt == kCopyTries) throw;
     }
-    Pipeline({{std::nullopt, ack}, {std::nullopt, del}});
-    outbox_pending_ = from_pending;
-    if (!from_pending && static_cast<int>(n) < kOutboxBatch) return;
   }
 }
 

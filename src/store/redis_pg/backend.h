@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,9 +61,15 @@ class Backend {
   std::vector<RedisReply> Pipeline(const std::vector<RedisCall>& calls);
   RedisReply Call(const RedisCall& call) { return std::move(Pipeline({call}).front()); }
 
-  // Copies the outbox into PostgreSQL. Throws PgError / RedisIoError; what was not copied is
-  // copied by a later call.
-  void FlushOutbox();
+  // Copies the outbox into PostgreSQL. True when it read the outbox to its end (everything
+  // written to Redis before the call is recorded), false when it stopped after a bounded amount.
+  // Throws PgError / RedisIoError; what was not copied is copied by a later call.
+  bool FlushOutbox();
+
+  // Makes this backend read the outbox as `other`'s consumer, so that each sees (and may copy
+  // again, harmlessly) the entries the other has read but not yet acknowledged: a read path
+  // that flushes before querying PostgreSQL then never misses what the recorder holds.
+  void ShareConsumerWith(const Backend& other) { consumer_ = other.consumer_; }
 
   // Operations that need more than one round trip (the single-script ones are built by the
   // store and parsed by the functions in ops.h).
@@ -88,6 +95,9 @@ class Backend {
 
  private:
   void LoadScripts();
+  // One transaction: the batch's rows into PostgreSQL. Returns the ids of the tasks whose state
+  // changes found no row to change (their full record is not copied yet).
+  std::set<std::string> CopyToRecord(const RecordBatch& batch);
   std::optional<LiveTask> GetLive(const std::string& task_id);
   std::optional<core::Task> GetRecorded(const std::string& task_id);
   Result<std::vector<LiveTask>> SelectDead(const DeadSelector& selector);
@@ -101,7 +111,6 @@ class Backend {
   std::string consumer_;
   uint64_t scripts_generation_ = 0;
   std::array<std::string, kScriptCount> shas_;
-  bool outbox_pending_ = true;  // our consumer may hold entries read but not yet copied
   std::chrono::steady_clock::time_point last_claim_{};  // of a crashed process's entries
 };
 

@@ -29,9 +29,13 @@ std::string NewLeaseId(core::Random& random) {
 }  // namespace
 
 RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now) {
-  RedisCall call{Script::kSubmit, {Num(now)}};
-  call.args.reserve(1 + tasks.size() * 12);
-  for (const core::TaskSpec& t : tasks) AppendTaskArgs(call.args, t);
+  RedisCall call{Script::kSubmit, {}};
+  call.args.reserve(tasks.size() * kSubmitArgsPerTask);
+  const std::string at = Num(now);
+  for (const core::TaskSpec& t : tasks) {
+    call.args.push_back(at);
+    AppendTaskArgs(call.args, t);
+  }
   return call;
 }
 

@@ -11,6 +11,17 @@
 
 namespace madeira::store::redis_pg {
 
+// Calls of the submit and ack scripts queued together are sent as one call (its arguments
+// concatenated; one reply element per task or ack, in order): one script call costs Redis far
+// more than the work of one task. The arguments each task or ack takes; 0 for the other scripts.
+inline constexpr size_t kSubmitArgsPerTask = 13;
+inline constexpr size_t kAckArgs = 6;
+inline size_t ArgsPerReplyElement(Script script) {
+  if (script == Script::kSubmit) return kSubmitArgsPerTask;
+  if (script == Script::kAck) return kAckArgs;
+  return 0;
+}
+
 RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now);
 Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>& tasks,
                                                const RedisReply& r);

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -29,8 +30,13 @@ using redis_pg::RedisReply;
 // before connecting again after losing Redis.
 constexpr core::Millis kSubscriberRead = 5'000;
 constexpr auto kSubscriberRetry = std::chrono::milliseconds(250);
-// While PostgreSQL is away, how often a submit may try whether it is back.
+// While PostgreSQL is away, how often the recorder tries whether it is back.
 constexpr auto kRecordProbeInterval = std::chrono::milliseconds(500);
+// With nothing written here, how often the recorder still copies the outbox (other processes'
+// entries left behind by a crash are claimed that way).
+constexpr auto kRecordIdleFlush = std::chrono::seconds(1);
+// Tasks or acks merged into one script call at most (one call blocks Redis for its length).
+constexpr size_t kMergedPerCall = 500;
 // A queue's count in the wake-up sent after the subscriber reconnects: wakes every waiter.
 constexpr int kWakeAll = 1 << 20;
 
@@ -65,6 +71,11 @@ class Op {
   virtual void Deliver() = 0;
   // Answered already (refused before it ran).
   virtual bool settled() const = 0;
+  // Answered, and not with an error.
+  virtual bool succeeded() const = 0;
+  // The tasks this operation makes ready now, by queue: woken as soon as Redis has them.
+  const std::map<std::string, int>& ready_now() const { return ready_now_; }
+  void set_ready_now(std::map<std::string, int> ready) { ready_now_ = std::move(ready); }
   bool writes() const { return writes_; }
   // Makes new tasks: refused while the record (PostgreSQL) cannot be written.
   bool needs_record() const { return needs_record_; }
@@ -73,6 +84,7 @@ class Op {
  private:
   bool writes_;
   bool needs_record_ = false;
+  std::map<std::string, int> ready_now_;
 };
 
 template <typename T>
@@ -101,6 +113,7 @@ class TypedOp final : public Op {
     done_(std::move(*result_));
   }
   bool settled() const override { return result_.has_value(); }
+  bool succeeded() const override { return result_.has_value() && result_->has_value(); }
 
  private:
   std::optional<RedisCall> call_;
@@ -112,12 +125,16 @@ class TypedOp final : public Op {
 
 class RedisPgStore final : public Store {
  public:
-  RedisPgStore(std::unique_ptr<Backend> backend, std::string key_prefix, std::string client_name)
+  RedisPgStore(std::unique_ptr<Backend> backend, std::unique_ptr<Backend> recorder,
+               std::string key_prefix, std::string client_name)
       : backend_(std::move(backend)),
+        recorder_(std::move(recorder)),
         prefix_(std::move(key_prefix)),
         subscriber_(backend_->redis_endpoint(), backend_->io_timeout(), client_name + ":wake"),
         interrupt_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    recorder_->ShareConsumerWith(*backend_);
     thread_ = std::thread([this] { Loop(); });
+    recorder_thread_ = std::thread([this] { RecordLoop(); });
     subscriber_thread_ = std::thread([this] { SubscribeLoop(); });
   }
   ~RedisPgStore() override { Close(); }
@@ -125,10 +142,14 @@ class RedisPgStore final : public Store {
   void Submit(std::vector<core::TaskSpec> tasks, Millis now,
               Callback<std::vector<SubmitOutcome>> done) override {
     RedisCall call = redis_pg::SubmitCall(tasks, now);
+    std::map<std::string, int> ready;
+    for (const core::TaskSpec& t : tasks) {
+      if (t.schedule_time <= now) ++ready[t.queue];
+    }
     Pipelined<std::vector<SubmitOutcome>>(
         true, std::move(call),
         [tasks = std::move(tasks)](const RedisReply& r) { return redis_pg::SubmitReply(tasks, r); },
-        std::move(done), /*needs_record=*/true);
+        std::move(done), /*needs_record=*/true, std::move(ready));
   }
   // While Redis is away a lease finds nothing (the engine then parks the long-poll as for an
   // empty queue) instead of failing the worker's poll: no task can be handed out meanwhile.
@@ -241,7 +262,8 @@ class RedisPgStore final : public Store {
   void SubmitEvent(EventRecord event, std::vector<NewDelivery> deliveries, Millis now,
                    Callback<EventSubmitOutcome> done) override {
     Pipelined<EventSubmitOutcome>(true, redis_pg::EventCall("new", event, deliveries, now),
-                                  redis_pg::EventReply, std::move(done), /*needs_record=*/true);
+                                  redis_pg::EventReply, std::move(done), /*needs_record=*/true,
+                                  ReadyNow(deliveries, now));
   }
   void AddDeliveries(std::string source, std::string event_id, std::vector<NewDelivery> deliveries,
                      Millis now, Callback<StoredEvent> done) override {
@@ -255,7 +277,7 @@ class RedisPgStore final : public Store {
           if (!outcome) return outcome.error();
           return std::move(outcome->stored);
         },
-        std::move(done), /*needs_record=*/true);
+        std::move(done), /*needs_record=*/true, ReadyNow(deliveries, now));
   }
   void GetEvent(std::string event_id, std::optional<std::string> source,
                 Callback<StoredEvent> done) override {
@@ -271,6 +293,8 @@ class RedisPgStore final : public Store {
     Blocking<Unit>(false, std::move(done), [](Backend& b) { return b.Ping(); });
   }
 
+  bool WakesOwnSubmits() const override { return true; }
+
   void SetReadyHandler(ReadyHandler handler) override {
     std::lock_guard lock(handler_mu_);
     ready_handler_ = std::move(handler);
@@ -284,6 +308,12 @@ class RedisPgStore final : public Store {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
+    {
+      std::lock_guard lock(record_mu_);
+      record_stop_ = true;
+    }
+    record_cv_.notify_all();
+    if (recorder_thread_.joinable()) recorder_thread_.join();
     subscriber_stop_ = true;
     const uint64_t one = 1;
     if (interrupt_fd_ >= 0 && ::write(interrupt_fd_, &one, sizeof one) < 0) {
@@ -296,12 +326,22 @@ class RedisPgStore final : public Store {
   }
 
  private:
+  static std::map<std::string, int> ReadyNow(const std::vector<NewDelivery>& deliveries,
+                                             Millis now) {
+    std::map<std::string, int> ready;
+    for (const NewDelivery& d : deliveries) {
+      if (d.task.schedule_time <= now) ++ready[d.task.queue];
+    }
+    return ready;
+  }
+
   template <typename T>
   void Pipelined(bool writes, RedisCall call, typename TypedOp<T>::Parse parse, Callback<T> done,
-                 bool needs_record = false) {
+                 bool needs_record = false, std::map<std::string, int> ready_now = {}) {
     auto op =
         std::make_unique<TypedOp<T>>(writes, std::move(call), std::move(parse), std::move(done));
     if (needs_record) op->set_needs_record();
+    op->set_ready_now(std::move(ready_now));
     Push(std::move(op));
   }
   template <typename T>
@@ -333,54 +373,38 @@ class RedisPgStore final : public Store {
       }
       RunBatch(batch);
     }
-    // The record catches up before the store goes (best effort: a later start finishes it).
-    try {
-      backend_->FlushOutbox();
-    } catch (const std::exception&) {
-    }
   }
 
   // Submits and events are refused (503) while their record cannot be written, so that what
   // is accepted can always be rebuilt from PostgreSQL (`madeira recover`). Leases, acks and
   // the rest go on; the outbox keeps their changes until PostgreSQL is back.
   void RefuseNewWorkWithoutRecord(std::deque<std::unique_ptr<Op>>& batch) {
-    if (record_ok_ && backend_->record_healthy()) return;
+    // The store thread's own connection may have seen PostgreSQL go first (a /readyz probe, a
+    // read): then it asks again, at most every kRecordProbeInterval.
     bool any = false;
     for (const auto& op : batch) any = any || op->needs_record();
     if (!any) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_record_probe_ >= kRecordProbeInterval) {
-      last_record_probe_ = now;
-      try {
-        backend_->Ping();  // reconnects to both
-      } catch (const std::exception&) {
+    if (!backend_->record_healthy()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_record_probe_ >= kRecordProbeInterval) {
+        last_record_probe_ = now;
+        try {
+          backend_->Ping();
+        } catch (const std::exception&) {
+        }
       }
-      FlushRecord();
     }
     if (record_ok_ && backend_->record_healthy()) return;
+    std::string why;
+    {
+      std::lock_guard lock(record_mu_);
+      why = record_error_.empty() ? std::string("connection lost") : record_error_;
+    }
     for (auto& op : batch) {
       if (op->needs_record()) {
-        op->Abort(Unavailable(
-            "postgresql: the record cannot be written (" +
-            (record_ok_ || record_error_.empty() ? std::string("connection lost") : record_error_) +
-            "); nothing was accepted, try again"));
+        op->Abort(Unavailable("postgresql: the record cannot be written (" + why +
+                              "); nothing was accepted, try again"));
       }
-    }
-  }
-
-  void FlushRecord() {
-    try {
-      backend_->FlushOutbox();
-      if (!record_ok_) core::Log(core::LogLevel::kInfo, "redis-pg: the record is written again");
-      record_ok_ = true;
-    } catch (const std::exception& e) {
-      // The record lags; the outbox keeps what it has not copied, and a later flush does it.
-      if (record_ok_) {
-        core::Log(core::LogLevel::kWarn, "redis-pg: cannot copy the outbox into postgresql",
-                  {{"error", e.what()}});
-      }
-      record_ok_ = false;
-      record_error_ = e.what();
     }
   }
 
@@ -399,24 +423,139 @@ class RedisPgStore final : public Store {
         ++i;
         continue;
       }
-      // A run of single-script operations: one round trip.
+      // A run of single-script operations: one round trip. Consecutive submits, and
+      // consecutive acks, go as one call each (see ArgsPerReplyElement).
       size_t end = i;
       std::vector<RedisCall> calls;
+      std::vector<size_t> first_op;  // per call: its first operation and how many it carries
+      std::vector<size_t> n_ops;
       while (end < batch.size() && batch[end]->Call() != nullptr && !batch[end]->settled()) {
-        calls.push_back(*batch[end]->Call());
+        const RedisCall& call = *batch[end]->Call();
+        const size_t per = call.script ? redis_pg::ArgsPerReplyElement(*call.script) : 0;
+        if (per > 0 && !calls.empty() && calls.back().script == call.script &&
+            calls.back().args.size() + call.args.size() <= per * kMergedPerCall) {
+          calls.back().args.insert(calls.back().args.end(), call.args.begin(), call.args.end());
+          ++n_ops.back();
+        } else {
+          calls.push_back(call);
+          first_op.push_back(end);
+          n_ops.push_back(1);
+        }
         wrote = wrote || batch[end]->writes();
         ++end;
       }
       try {
         std::vector<RedisReply> replies = backend_->Pipeline(calls);
-        for (size_t k = 0; k < replies.size(); ++k) batch[i + k]->OnReply(replies[k]);
+        for (size_t c = 0; c < replies.size(); ++c) {
+          if (n_ops[c] == 1 && calls[c].script != redis_pg::Script::kAck) {
+            batch[first_op[c]]->OnReply(replies[c]);
+            continue;
+          }
+          // Each operation gets the elements of its own tasks (or ack), an error whole.
+          const size_t per = redis_pg::ArgsPerReplyElement(*calls[c].script);
+          size_t next = 0;
+          for (size_t k = 0; k < n_ops[c]; ++k) {
+            Op& op = *batch[first_op[c] + k];
+            const size_t n = op.Call()->args.size() / per;
+            if (replies[c].IsError()) {
+              op.OnReply(replies[c]);
+            } else if (calls[c].script == redis_pg::Script::kAck) {
+              op.OnReply(next < replies[c].elements.size() ? replies[c].elements[next]
+                                                           : RedisReply{});
+            } else {
+              RedisReply mine;
+              mine.type = RedisReply::Type::kArray;
+              for (size_t e = next; e < next + n && e < replies[c].elements.size(); ++e) {
+                mine.elements.push_back(std::move(replies[c].elements[e]));
+              }
+              op.OnReply(mine);
+            }
+            next += n;
+          }
+        }
       } catch (const std::exception& e) {
         for (size_t k = i; k < end; ++k) batch[k]->Abort(Unavailable(e.what()));
       }
       i = end;
     }
-    if (wrote) FlushRecord();
-    for (auto& op : batch) op->Deliver();
+    // New work is answered once the record has it (RecordLoop); its long-polls wake now.
+    std::map<std::string, int> ready;
+    std::vector<std::unique_ptr<Op>> to_record;
+    for (auto& op : batch) {
+      if (op->needs_record() && op->succeeded()) {
+        for (const auto& [queue, n] : op->ready_now()) ready[queue] += n;
+        to_record.push_back(std::move(op));
+      } else {
+        op->Deliver();
+      }
+    }
+    if (!ready.empty()) Dispatch(ready);
+    if (!wrote) return;
+    {
+      std::lock_guard lock(record_mu_);
+      ++written_;
+      for (auto& op : to_record) awaiting_record_.emplace_back(written_, std::move(op));
+    }
+    record_cv_.notify_one();
+  }
+
+  // The recorder: copies the outbox into PostgreSQL on a thread and connections of its own, so
+  // Redis round trips never wait for a PostgreSQL commit. After each copy that reached the end
+  // of the outbox it answers the new work written before the copy began. While PostgreSQL is
+  // away it tries again every kRecordProbeInterval and new work is refused meanwhile.
+  void RecordLoop() {
+    for (;;) {
+      uint64_t target = 0;
+      bool stopping = false;
+      {
+        std::unique_lock lock(record_mu_);
+        if (record_ok_) {
+          record_cv_.wait_for(lock, kRecordIdleFlush,
+                              [&] { return record_stop_ || written_ > recorded_; });
+        } else {
+          record_cv_.wait_for(lock, kRecordProbeInterval, [&] { return record_stop_; });
+        }
+        target = written_;
+        stopping = record_stop_;
+      }
+      bool drained = false;
+      std::string error;
+      try {
+        if (!record_ok_) {  // an empty outbox would not touch PostgreSQL: ask it
+          if (auto ping = recorder_->Ping(); !ping) throw std::runtime_error(ping.error().message);
+        }
+        drained = recorder_->FlushOutbox();
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      if (error.empty() && !record_ok_) {
+        core::Log(core::LogLevel::kInfo, "redis-pg: the record is written again");
+      } else if (!error.empty() && record_ok_) {
+        // The record lags; the outbox keeps what was not copied, and a later flush does it.
+        core::Log(core::LogLevel::kWarn, "redis-pg: cannot copy the outbox into postgresql",
+                  {{"error", error}});
+      }
+      std::vector<std::unique_ptr<Op>> answered;
+      {
+        std::lock_guard lock(record_mu_);
+        record_error_ = error;
+        record_ok_ = error.empty();
+        // Work Redis accepted is answered as accepted even when its copy failed: it is durable
+        // in Redis and the outbox copies it later (refusing it now would invite a duplicate).
+        if (drained || !error.empty() || stopping) {
+          recorded_ = std::max(recorded_, target);
+          while (!awaiting_record_.empty() && awaiting_record_.front().first <= target) {
+            answered.push_back(std::move(awaiting_record_.front().second));
+            awaiting_record_.pop_front();
+          }
+        }
+      }
+      for (auto& op : answered) op->Deliver();
+      if (stopping) {
+        std::lock_guard lock(record_mu_);
+        if (awaiting_record_.empty()) return;
+      }
+    }
   }
 
   // Wake-ups from the other processes: the scripts PUBLISH "origin\nqueue\tcount..." on
@@ -484,17 +623,25 @@ class RedisPgStore final : public Store {
     if (handler) handler(ready);
   }
 
-  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Backend> backend_;   // the store thread's
+  std::unique_ptr<Backend> recorder_;  // the recorder thread's
   std::string prefix_;
   core::SystemRandom random_;  // lease ids
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Op>> queue_;
   bool closed_ = false;
-  // The store thread's view of PostgreSQL (see RefuseNewWorkWithoutRecord).
-  bool record_ok_ = true;
+
+  // Between the store thread and the recorder (see RecordLoop).
+  std::mutex record_mu_;
+  std::condition_variable record_cv_;
+  uint64_t written_ = 0;   // store batches that wrote to Redis
+  uint64_t recorded_ = 0;  // ... of which the outbox copy is done
+  std::deque<std::pair<uint64_t, std::unique_ptr<Op>>> awaiting_record_;
+  bool record_stop_ = false;
+  std::atomic<bool> record_ok_{true};
   std::string record_error_;
-  std::chrono::steady_clock::time_point last_record_probe_{};
+  std::chrono::steady_clock::time_point last_record_probe_{};  // the store thread's
 
   redis_pg::RedisConn subscriber_;  // the subscriber thread's
   int interrupt_fd_ = -1;           // eventfd: Close() ends the subscriber's blocking read
@@ -505,6 +652,7 @@ class RedisPgStore final : public Store {
   ReadyHandler ready_handler_;
 
   std::thread thread_;  // last: started after everything they use
+  std::thread recorder_thread_;
   std::thread subscriber_thread_;
 };
 
@@ -549,10 +697,12 @@ core::Result<std::unique_ptr<Store>> OpenRedisPgStore(const RedisPgOptions& opti
   if (!backend) return backend.error();
   auto started = (*backend)->Start(options.allow_volatile_redis);
   if (!started) return started.error();
+  auto recorder = MakeBackend(options);
+  if (!recorder) return recorder.error();
   std::string prefix = NamesFor(options.name_space)->key_prefix;
   std::string client_name = prefix.substr(0, prefix.size() - 1);
-  return std::unique_ptr<Store>(
-      new RedisPgStore(std::move(*backend), std::move(prefix), std::move(client_name)));
+  return std::unique_ptr<Store>(new RedisPgStore(std::move(*backend), std::move(*recorder),
+                                                 std::move(prefix), std::move(client_name)));
 }
 
 core::Result<RecoverReport> RecoverRedisPg(const RedisPgOptions& options, core::Millis now,

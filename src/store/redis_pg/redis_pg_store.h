@@ -3,11 +3,14 @@
 // terminal tasks, the attempt log, schemas). Any number of processes may share one Redis and one
 // PostgreSQL.
 //
-// One store thread owns both connections. Operations are queued to it; the thread takes all that
-// is queued, sends the single-script ones pipelined in one round trip, runs the others in order,
-// copies what changed into PostgreSQL, and then runs the callbacks in the order the operations
-// were queued. A callback runs after Redis acknowledged the change (so after its AOF fsync) and
-// must not block waiting for another store operation.
+// One store thread owns a Redis and a PostgreSQL connection. Operations are queued to it; the
+// thread takes all that is queued, sends the single-script ones pipelined in one round trip and
+// runs the others in order. A recorder thread with connections of its own copies what changed
+// (the outbox) into PostgreSQL meanwhile, so Redis round trips never wait for a commit.
+// Callbacks run after Redis acknowledged the change (so after its AOF fsync): at once for
+// leases, acks and the rest; for new work (submits, events) only once the recorder copied it,
+// so that what was accepted can be rebuilt from PostgreSQL — its long-polls are woken as soon as
+// Redis has it. A callback must not block waiting for another store operation.
 //
 // After Close() (or destruction) every new operation is answered kUnavailable at once, on the
 // calling thread.

@@ -69,17 +69,33 @@ local function publish_wakes()
     redis.call('PUBLISH', P .. 'wake', ORIGIN .. '\n' .. table.concat(parts, '\n'))
   end
 end
+-- The task's full record for PostgreSQL (P outbox, kind task): when it is made or its spec edited.
 local function snapshot(k)
   local flat = redis.call('HGETALL', k)
   redis.call('XADD', P .. 'outbox', '*', 'kind', 'task', unpack(flat))
   return flat
 end
+-- After any other change, only what changes after creation (kind state; absent = NULL): a
+-- fraction of the bytes, which Redis writes to its AOF, reads back and deletes again.
+local STATE_FIELDS = {'ver', 'status', 'retry', 'attempts', 'updated', 'next', 'lerr', 'result',
+                      'dedup', 'fastused', 'infast'}
+local function record_state(k, id)
+  local h = redis.call('HMGET', k, unpack(STATE_FIELDS))
+  local rec = {'kind', 'state', 'id', id}
+  for i, name in ipairs(STATE_FIELDS) do
+    if h[i] then
+      rec[#rec + 1] = name
+      rec[#rec + 1] = h[i]
+    end
+  end
+  redis.call('XADD', P .. 'outbox', '*', unpack(rec))
+end
 local function touch(k, now)
-  redis.call('HINCRBY', k, 'ver', 1)
-  redis.call('HSET', k, 'updated', now)
+  redis.call('HSET', k, 'ver', s(tonumber(redis.call('HGET', k, 'ver')) + 1), 'updated', now)
 end
 local function finish(q, id, k, status)
-  local flat = snapshot(k)
+  record_state(k, id)
+  local flat = redis.call('HGETALL', k)
   redis.call('HSET', P .. 'ended', id, status .. '\t' .. redis.call('HGET', k, 'chash'))
   redis.call('HDEL', P .. 'ids', id)
   redis.call('DEL', k)
@@ -187,11 +203,12 @@ local function event_snapshot(ek)
 end
 )LUA";
 
-// ARGV: P, now, then 12 per task: id type queue pv payload sched timeout maxr prio trace ikey?
-// chash
+// ARGV: P, then 13 per task: now id type queue pv payload sched timeout maxr prio trace ikey?
+// chash. One reply per task, in order (the store sends the submits queued together as one call).
 constexpr const char* kSubmit = R"LUA(
 local out = {}
-for i = 3, #ARGV, 12 do
+for j = 2, #ARGV, 13 do
+  local now, i = ARGV[j], j + 1
   local id, chash = ARGV[i], ARGV[i + 11]
   local live = redis.call('HGET', P .. 'ids', id)
   local ended = (not live) and redis.call('HGET', P .. 'ended', id)
@@ -202,7 +219,7 @@ for i = 3, #ARGV, 12 do
     local st, ch = split2(ended)
     out[#out + 1] = {ch == chash and 'duplicate' or 'conflict', st}
   else
-    out[#out + 1] = {'created', create_task(ARGV[2], ARGV, i)}
+    out[#out + 1] = {'created', create_task(now, ARGV, i)}
   end
 end
 return out
@@ -357,32 +374,40 @@ for j = 1, math.min(#chosen, want) do
     redis.call('HSET', P .. 'idem:' .. ikey, 'state', 'running', 'task', id)
   end
   depth(q, 'pending', 'running')
-  leases[#leases + 1] = {lease_id, snapshot(k)}
+  record_state(k, id)
+  leases[#leases + 1] = {lease_id, redis.call('HGETALL', k)}
 end
 return {leases, deduped}
 )LUA";
 
-// ARGV: P, lease_id, now, ttl, result?, http?, excerpt?
+// ARGV: P, then 6 per ack: lease_id now ttl result? http? excerpt?. One reply per ack, in order
+// (the store sends the acks queued together as one call).
 constexpr const char* kAck = R"LUA(
-local lease_id, now = ARGV[2], ARGV[3]
-local q, id, k = find_lease(lease_id)
-if not q then return {'lost'} end
-clear_fast(k)
-attempt_record(k, id, now, 'succeeded', '-', ARGV[6], ARGV[7])
-redis.call('HSET', k, 'status', 'succeeded')
-local result = opt(ARGV[5])
-if result then redis.call('HSET', k, 'result', result) else redis.call('HDEL', k, 'result') end
-redis.call('HDEL', k, 'next')
-end_lease(q, id, k, lease_id)
-touch(k, now)
-local ikey = redis.call('HGET', k, 'ikey')
-if ikey then
-  redis.call('HSET', P .. 'idem:' .. ikey, 'state', 'succeeded', 'task', id,
-             'exp', s(tonumber(now) + tonumber(ARGV[4])))
-  wake(q)
+local function ack(lease_id, now, ttl, result, http, excerpt)
+  local q, id, k = find_lease(lease_id)
+  if not q then return {'lost'} end
+  clear_fast(k)
+  attempt_record(k, id, now, 'succeeded', '-', http, excerpt)
+  redis.call('HSET', k, 'status', 'succeeded')
+  result = opt(result)
+  if result then redis.call('HSET', k, 'result', result) else redis.call('HDEL', k, 'result') end
+  redis.call('HDEL', k, 'next')
+  end_lease(q, id, k, lease_id)
+  touch(k, now)
+  local ikey = redis.call('HGET', k, 'ikey')
+  if ikey then
+    redis.call('HSET', P .. 'idem:' .. ikey, 'state', 'succeeded', 'task', id,
+               'exp', s(tonumber(now) + tonumber(ttl)))
+    wake(q)
+  end
+  depth(q, 'running', 'succeeded')
+  return {'ok', finish(q, id, k, 'succeeded')}
 end
-depth(q, 'running', 'succeeded')
-return {'ok', finish(q, id, k, 'succeeded')}
+local out = {}
+for i = 2, #ARGV, 6 do
+  out[#out + 1] = ack(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5])
+end
+return out
 )LUA";
 
 // ARGV: P, lease_id. The task holding the lease and the fast retries in flight for its type.
@@ -423,7 +448,8 @@ elseif status == 'retrying' then
   redis.call('ZADD', qkey(q, 'due'), nxt, id)
 end
 depth(q, 'running', status)
-return {'ok', snapshot(k)}
+record_state(k, id)
+return {'ok', redis.call('HGETALL', k)}
 )LUA";
 
 // ARGV: P, lease_id, extend_ms, now
@@ -470,7 +496,7 @@ for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
       touch(k, ARGV[2])
       ready_add(q, member_of(k, id))
       depth(q, h[1], 'pending')
-      snapshot(k)
+      record_state(k, id)
       out[#out + 1] = q
     end
   end

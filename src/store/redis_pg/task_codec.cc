@@ -38,6 +38,35 @@ std::optional<core::AttemptOutcome> Outcome(const std::string& text) {
   return std::nullopt;
 }
 
+// The columns a kind=state entry carries (see record_state in scripts.cc); absent = NULL.
+void ApplyState(boost::json::object& o, const Fields& f, int64_t ver) {
+  o["ver"] = ver;
+  o["status"] = core::TaskStatusName(Status(Need(f, "status")));
+  o["retry_count"] = Num(f, "retry");
+  o["attempts"] = Num(f, "attempts");
+  o["updated_at"] = Num(f, "updated");
+  auto set_or_erase = [&](const char* column, std::optional<boost::json::value> v) {
+    if (v) {
+      o[column] = std::move(*v);
+    } else {
+      o.erase(column);
+    }
+  };
+  auto next = Maybe(f, "next");
+  set_or_erase("next_attempt_at",
+               next ? std::optional<boost::json::value>(std::stoll(*next)) : std::nullopt);
+  auto text = [&](const char* name) -> std::optional<boost::json::value> {
+    auto v = Maybe(f, name);
+    if (!v) return std::nullopt;
+    return boost::json::value(*v);
+  };
+  set_or_erase("last_error", text("lerr"));
+  set_or_erase("result", text("result"));
+  o["deduplicated"] = Need(f, "dedup") == "1";
+  o["fast_retries_used"] = Num(f, "fastused");
+  o["in_fast_retry"] = Need(f, "infast") == "1";
+}
+
 }  // namespace
 
 Fields FieldsFromFlat(const RedisReply& flat) {
@@ -137,7 +166,8 @@ core::Attempt AttemptFromRow(const PgResult& r, int row) {
 }
 
 RecordBatch BuildRecordBatch(const std::vector<Fields>& entries) {
-  std::map<std::string, std::pair<int64_t, boost::json::object>> tasks;  // newest ver per id
+  // The newest version of each task: a full row, or (kind=state only) the changed columns.
+  std::map<std::string, std::pair<int64_t, boost::json::object>> tasks;
   std::map<std::pair<std::string, int64_t>, boost::json::object> attempts;
   std::map<std::pair<std::string, std::string>, boost::json::object> events;
   for (const Fields& f : entries) {
@@ -175,6 +205,14 @@ RecordBatch BuildRecordBatch(const std::vector<Fields>& entries) {
       o["fast_retries_used"] = t.fast_retries_used;
       o["in_fast_retry"] = t.in_fast_retry;
       slot = {live.ver, std::move(o)};
+    } else if (kind->second == "state") {
+      const std::string& id = Need(f, "id");
+      const int64_t ver = Num(f, "ver");
+      auto& slot = tasks[id];
+      if (!slot.second.empty() && slot.first >= ver) continue;
+      if (slot.second.empty()) slot.second["task_id"] = id;
+      ApplyState(slot.second, f, ver);  // over the full row, when the batch holds it
+      slot.first = ver;
     } else if (kind->second == "attempt") {
       boost::json::object o;
       o["task_id"] = Need(f, "task_id");
@@ -206,17 +244,28 @@ RecordBatch BuildRecordBatch(const std::vector<Fields>& entries) {
     }
   }
   boost::json::array ta;
-  for (auto& [id, slot] : tasks) ta.push_back(std::move(slot.second));
+  boost::json::array sa;
+  for (auto& [id, slot] : tasks) {
+    if (slot.second.contains("payload")) {
+      ta.push_back(std::move(slot.second));
+    } else {
+      sa.push_back(std::move(slot.second));
+    }
+  }
   boost::json::array aa;
   for (auto& [key, o] : attempts) aa.push_back(std::move(o));
   boost::json::array ea;
   for (auto& [key, o] : events) ea.push_back(std::move(o));
-  return {boost::json::serialize(ta),
-          boost::json::serialize(aa),
-          boost::json::serialize(ea),
-          tasks.size(),
-          attempts.size(),
-          events.size()};
+  RecordBatch batch;
+  batch.tasks = ta.size();
+  batch.states = sa.size();
+  batch.attempts = aa.size();
+  batch.events = ea.size();
+  batch.tasks_json = boost::json::serialize(ta);
+  batch.states_json = boost::json::serialize(sa);
+  batch.attempts_json = boost::json::serialize(aa);
+  batch.events_json = boost::json::serialize(ea);
+  return batch;
 }
 
 }  // namespace madeira::store::redis_pg

@@ -50,12 +50,15 @@ extern const char* const kPgAttemptColumns;
 core::Attempt AttemptFromRow(const PgResult& r, int row);
 
 // The outbox entries of one flush as JSON arrays for json_populate_recordset: the newest
-// version of each task, each finished attempt, and each event.
+// version of each task (a full row when the batch holds its full record, else the state
+// columns of its newest change), each finished attempt, and each event.
 struct RecordBatch {
   std::string tasks_json;
+  std::string states_json;  // rows with task_id, ver and the state columns only
   std::string attempts_json;
   std::string events_json;  // the latest copy of each event (the one with most deliveries)
   size_t tasks = 0;
+  size_t states = 0;
   size_t attempts = 0;
   size_t events = 0;
 };
