@@ -304,6 +304,9 @@ class Workers:
                             if r.get("status") == "succeeded":
                                 self.acked[tid] = self.acked.get(tid, 0) + 1
                             elif r["error"]["code"] == "unavailable":
+                                # Redis may have applied it and gone before answering: the
+                                # retry may find the lease lost. Either outcome is right.
+                                self.uncertain.add(tid)
                                 retry.append({"lease_id": r["lease_id"]})
                     if not retry:
                         break

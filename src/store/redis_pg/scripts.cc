@@ -90,6 +90,32 @@ local function record_state(k, id)
   end
   redis.call('XADD', P .. 'outbox', '*', unpack(rec))
 end
+-- A hash as a Lua table and back: the hot paths read a task once (HGETALL), work on the table
+-- and write back only what changed; every redis.call costs Redis more than the work it does.
+local function as_table(flat)
+  local h = {}
+  for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
+  return h
+end
+local function as_flat(h)
+  local flat = {}
+  for name, v in pairs(h) do
+    flat[#flat + 1] = name
+    flat[#flat + 1] = v
+  end
+  return flat
+end
+-- record_state for a task held as a table (h as it is after the change).
+local function record_state_of(h, id)
+  local rec = {'kind', 'state', 'id', id}
+  for _, name in ipairs(STATE_FIELDS) do
+    if h[name] then
+      rec[#rec + 1] = name
+      rec[#rec + 1] = h[name]
+    end
+  end
+  redis.call('XADD', P .. 'outbox', '*', unpack(rec))
+end
 local function touch(k, now)
   redis.call('HSET', k, 'ver', s(tonumber(redis.call('HGET', k, 'ver')) + 1), 'updated', now)
 end
@@ -157,12 +183,17 @@ local function create_task(now, a, i)
   local status = 'pending'
   if tonumber(sched) > tonumber(now) then status = 'scheduled' end
   local k = tkey(q, id)
-  redis.call('HSET', k, 'id', id, 'type', a[i + 1], 'queue', q, 'pv', a[i + 3],
+  local fields = {'id', id, 'type', a[i + 1], 'queue', q, 'pv', a[i + 3],
     'payload', a[i + 4], 'sched', sched, 'timeout', a[i + 6], 'maxr', a[i + 7],
     'prio', prio, 'trace', a[i + 9], 'chash', a[i + 11], 'status', status, 'retry', '0',
     'attempts', '0', 'created', now, 'updated', now, 'next', sched, 'ready', sched,
-    'dedup', '0', 'fastused', '0', 'infast', '0', 'seq', s(seq), 'token', '0', 'ver', '1')
-  if ikey then redis.call('HSET', k, 'ikey', ikey) end
+    'dedup', '0', 'fastused', '0', 'infast', '0', 'seq', s(seq), 'token', '0', 'ver', '1'}
+  if ikey then
+    fields[#fields + 1] = 'ikey'
+    fields[#fields + 1] = ikey
+  end
+  redis.call('HSET', k, unpack(fields))
+  redis.call('XADD', P .. 'outbox', '*', 'kind', 'task', unpack(fields))
   redis.call('HSET', P .. 'ids', id, q)
   redis.call('SADD', P .. 'queues', q)
   if status == 'scheduled' then
@@ -171,7 +202,6 @@ local function create_task(now, a, i)
     ready_add(q, member(tonumber(prio), tonumber(sched), seq, id))
   end
   depth(q, nil, status)
-  snapshot(k)
   return status
 end
 local function status_of(id)
@@ -356,26 +386,32 @@ for j = 1, math.min(#chosen, want) do
   local m, q, id = chosen[j][1], chosen[j][2], chosen[j][3]
   local k = tkey(q, id)
   local lease_id = ARGV[pos + j - 1]
-  local span = tonumber(redis.call('HGET', k, 'timeout'))
+  local h = as_table(redis.call('HGETALL', k))
+  local span = tonumber(h.timeout)
   if lease_ms and tonumber(lease_ms) < span then span = tonumber(lease_ms) end
   local deadline = now + span
+  h.token = s(tonumber(h.token) + 1)
+  h.attempts = s(tonumber(h.attempts) + 1)
+  h.status, h.lease, h.astart, h.deadline, h.worker = 'running', lease_id, ARGV[2], s(deadline),
+    worker
+  h.ver, h.updated = s(tonumber(h.ver) + 1), ARGV[2]
+  redis.call('HSET', k, 'token', h.token, 'attempts', h.attempts, 'status', 'running',
+             'lease', lease_id, 'astart', ARGV[2], 'deadline', h.deadline, 'worker', worker,
+             'ver', h.ver, 'updated', ARGV[2])
+  if h.next then
+    redis.call('HDEL', k, 'next')
+    h.next = nil
+  end
   redis.call('ZREM', qkey(q, 'ready'), m)
-  redis.call('HINCRBY', k, 'token', 1)
-  redis.call('HINCRBY', k, 'attempts', 1)
-  redis.call('HSET', k, 'status', 'running', 'lease', lease_id, 'astart', ARGV[2],
-             'deadline', s(deadline), 'worker', worker)
-  redis.call('HDEL', k, 'next')
-  touch(k, ARGV[2])
   redis.call('ZADD', qkey(q, 'leases'), deadline, id)
   redis.call('SET', P .. 'lease:' .. lease_id, q .. '\t' .. id)
-  local ikey = redis.call('HGET', k, 'ikey')
-  if ikey then
-    redis.call('DEL', P .. 'idem:' .. ikey)
-    redis.call('HSET', P .. 'idem:' .. ikey, 'state', 'running', 'task', id)
+  if h.ikey then
+    redis.call('DEL', P .. 'idem:' .. h.ikey)
+    redis.call('HSET', P .. 'idem:' .. h.ikey, 'state', 'running', 'task', id)
   end
   depth(q, 'pending', 'running')
-  record_state(k, id)
-  leases[#leases + 1] = {lease_id, redis.call('HGETALL', k)}
+  record_state_of(h, id)
+  leases[#leases + 1] = {lease_id, as_flat(h)}
 end
 return {leases, deduped}
 )LUA";
@@ -384,24 +420,43 @@ return {leases, deduped}
 // (the store sends the acks queued together as one call).
 constexpr const char* kAck = R"LUA(
 local function ack(lease_id, now, ttl, result, http, excerpt)
-  local q, id, k = find_lease(lease_id)
-  if not q then return {'lost'} end
-  clear_fast(k)
-  attempt_record(k, id, now, 'succeeded', '-', http, excerpt)
-  redis.call('HSET', k, 'status', 'succeeded')
-  result = opt(result)
-  if result then redis.call('HSET', k, 'result', result) else redis.call('HDEL', k, 'result') end
-  redis.call('HDEL', k, 'next')
-  end_lease(q, id, k, lease_id)
-  touch(k, now)
-  local ikey = redis.call('HGET', k, 'ikey')
-  if ikey then
-    redis.call('HSET', P .. 'idem:' .. ikey, 'state', 'succeeded', 'task', id,
+  local v = redis.call('GET', P .. 'lease:' .. lease_id)
+  if not v then return {'lost'} end
+  local q, id = split2(v)
+  local k = tkey(q, id)
+  local h = as_table(redis.call('HGETALL', k))
+  if h.lease ~= lease_id or h.status ~= 'running' then return {'lost'} end
+  if h.infast == '1' then
+    redis.call('HINCRBY', P .. 'fast', h.type, -1)
+    h.infast = '0'
+  end
+  local rec = {'kind', 'attempt', 'task_id', id, 'attempt', h.attempts, 'worker', h.worker or '',
+               'started', h.astart or now, 'finished', now, 'outcome', 'succeeded'}
+  if opt(http) then
+    rec[#rec + 1] = 'http'
+    rec[#rec + 1] = opt(http)
+  end
+  if opt(excerpt) then
+    rec[#rec + 1] = 'excerpt'
+    rec[#rec + 1] = opt(excerpt)
+  end
+  redis.call('XADD', P .. 'outbox', '*', unpack(rec))
+  h.status, h.result, h.next, h.lease, h.deadline = 'succeeded', opt(result), nil, nil, nil
+  h.ver, h.updated = s(tonumber(h.ver) + 1), now
+  redis.call('ZREM', qkey(q, 'leases'), id)
+  redis.call('DEL', P .. 'lease:' .. lease_id)
+  if h.ikey then
+    redis.call('HSET', P .. 'idem:' .. h.ikey, 'state', 'succeeded', 'task', id,
                'exp', s(tonumber(now) + tonumber(ttl)))
     wake(q)
   end
   depth(q, 'running', 'succeeded')
-  return {'ok', finish(q, id, k, 'succeeded')}
+  record_state_of(h, id)
+  -- The task ends: its hash goes, so nothing else of it needs writing.
+  redis.call('HSET', P .. 'ended', id, 'succeeded\t' .. h.chash)
+  redis.call('HDEL', P .. 'ids', id)
+  redis.call('DEL', k)
+  return {'ok', as_flat(h)}
 end
 local out = {}
 for i = 2, #ARGV, 6 do
