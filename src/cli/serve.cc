@@ -203,7 +203,7 @@ int RunServe(const ServeFlags& flags) {
       sender.emplace(options);
       delivery::DelivererConfig dcfg;
       dcfg.breaker = {cfg.breaker_failures, cfg.breaker_cool_down};
-      deliverer.emplace(io.get_executor(), engine, webhooks, *sender, clock, metrics, dcfg);
+      deliverer.emplace(io.get_executor(), engine, *store, webhooks, *sender, clock, metrics, dcfg);
       deliverer->Start();
     }
 

@@ -5,6 +5,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/json/serialize.hpp>
+#include <deque>
 #include <limits>
 #include <map>
 
@@ -23,6 +24,10 @@ using core::Result;
 constexpr int kMaxLeaseBatch = 100;
 constexpr Millis kRetryPollAfterErrorMs = 1000;
 constexpr Millis kMinAttemptTimeoutMs = 1000;
+// Send sets a request's timeout this much short of its lease's deadline.
+constexpr Millis kLeaseSendMarginMs = 1000;
+// How far ahead a pump may reserve an endpoint's shared tokens.
+constexpr Millis kMaxSharedWaitMs = 2000;
 
 const std::string kUserAgent = std::string("Madeira/") + MADEIRA_VERSION;
 
@@ -30,10 +35,13 @@ const std::string kUserAgent = std::string("Madeira/") + MADEIRA_VERSION;
 
 class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
  public:
-  Impl(asio::any_io_executor executor, engine::Engine& engine, WebhookService& service,
-       HttpSender& sender, const core::Clock& clock, core::Metrics& metrics, DelivererConfig config)
+  Impl(asio::any_io_executor executor, engine::Engine& engine, store::Store& store,
+       WebhookService& service, HttpSender& sender, const core::Clock& clock,
+       core::Metrics& metrics, DelivererConfig config)
       : strand_(asio::make_strand(executor)),
         engine_(engine),
+        store_(store),
+        shared_limits_(store.SharesRateLimits()),
         service_(service),
         sender_(sender),
         clock_(clock),
@@ -55,7 +63,13 @@ class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
   void Stop() {
     asio::post(strand_, [self = shared_from_this()] {
       self->stopped_ = true;
-      for (auto& [id, pump] : self->pumps_) pump->timer.cancel();
+      for (auto& [id, pump] : self->pumps_) {
+        pump->timer.cancel();
+        while (!pump->held.empty()) {
+          self->GiveBack(pump,
+                         "the deliverer stopped before the endpoint's rate limit let it send");
+        }
+      }
     });
   }
 
@@ -75,6 +89,11 @@ class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
     bool holding_probe = false;  // that call holds the half-open breaker's one probe
     int reserved = 0;            // admissions the limiter gave that call (one per lease)
     Millis reserved_at = 0;
+    // Leased under the local limiter, waiting for the shared bucket's tokens (shared stores).
+    std::deque<store::Lease> held;
+    bool asking = false;  // a TakeTokens call is outstanding
+    int granted = 0;      // the first `granted` held ones have their tokens, due at send_at
+    Millis send_at = 0;
     asio::steady_timer timer;
     Millis timer_due = std::numeric_limits<Millis>::max();
   };
@@ -93,6 +112,7 @@ class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
       if (it != pumps_.end()) {
         it->second->endpoint = nullptr;
         it->second->timer.cancel();
+        SendHeld(it->second, it->second->held.size());  // each fails: the endpoint was deleted
         pumps_.erase(it);
       }
       return;
@@ -109,6 +129,7 @@ class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
 
   // Leases as many deliveries as the endpoint may send now, or waits for the reason it cannot.
   void Poll(const PumpPtr& pump) {
+    if (!stopped_ && !pump->held.empty()) return TakeSharedTokens(pump);
     if (stopped_ || !pump->endpoint || !pump->endpoint->enabled || pump->polling) return;
     const Millis now = clock_.Now();
     EndpointLimiter& limiter = pump->limiter;
@@ -164,9 +185,14 @@ class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
     if (leases->empty() && had_probe) pump->breaker.CancelProbe();
     const int used = std::min(reserved, static_cast<int>(leases->size()));
     pump->limiter.CancelReservations(reserved - used, now);
+    const bool hold = pump->endpoint && UsesSharedBucket(*pump->endpoint);
     for (int i = 0; i < used; ++i) {
       pump->limiter.UseReservation(pump->reserved_at, now);
-      Send(pump, (*leases)[i]);
+      if (hold) {
+        pump->held.push_back(std::move((*leases)[i]));  // the Poll below asks for their tokens
+      } else {
+        Send(pump, (*leases)[i]);
+      }
     }
     for (size_t i = used; i < leases->size(); ++i) {  // not expected: max_tasks was `reserved`
       Attempt attempt{(*leases)[i].lease_id, (*leases)[i].task.spec.task_id,
@@ -175,6 +201,91 @@ class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
                   "the endpoint's rate limit was reached", {});
     }
     Poll(pump);
+  }
+
+  bool UsesSharedBucket(const Endpoint& ep) const {
+    return shared_limits_ && ep.rate_limit && ep.rate_limit->per_second > 0;
+  }
+
+  // Held deliveries take their tokens from the store's shared bucket (the local limiter admitted
+  // them already, so one process never exceeds the rate by itself). The bucket reserves the
+  // tokens due within what the first lease can wait; they are sent when the last one is due.
+  void TakeSharedTokens(const PumpPtr& pump) {
+    if (pump->asking || pump->held.empty()) return;
+    if (!pump->endpoint || !pump->endpoint->enabled || !UsesSharedBucket(*pump->endpoint)) {
+      return SendHeld(pump, pump->held.size());  // Send fails them, or the limit was removed
+    }
+    const Millis now = clock_.Now();
+    if (pump->granted > 0) {
+      if (now < pump->send_at) return ArmTimer(pump, pump->send_at);
+      SendHeld(pump, pump->granted);
+      if (pump->held.empty()) return Poll(pump);
+    }
+    while (!pump->held.empty() && SendBy(pump->held.front()) < now) {
+      GiveBack(pump, "the endpoint's rate limit, shared by the processes, left no token in time");
+    }
+    if (pump->held.empty()) return Poll(pump);
+    const Endpoint& ep = *pump->endpoint;
+    store::TokenRequest request;
+    request.bucket = ep.Queue();
+    request.per_second = ep.rate_limit->per_second;
+    request.burst = ep.rate_limit->burst;
+    request.wanted = static_cast<int>(pump->held.size());
+    request.max_wait_ms = std::min(kMaxSharedWaitMs, SendBy(pump->held.front()) - now);
+    pump->asking = true;
+    store_.TakeTokens(std::move(request),
+                      [self = shared_from_this(), pump](Result<store::TokenGrant> grant) mutable {
+                        asio::post(self->strand_, [self, pump, grant = std::move(grant)] {
+                          self->OnTokens(pump, grant);
+                        });
+                      });
+  }
+
+  void OnTokens(const PumpPtr& pump, const Result<store::TokenGrant>& grant) {
+    pump->asking = false;
+    const Millis now = clock_.Now();
+    if (!grant) {
+      if (!std::exchange(shared_bucket_down_, true)) {
+        core::Log(core::LogLevel::kWarn,
+                  "shared rate limits unavailable: each process keeps to the rate by itself",
+                  {{"error", grant.error().message}});
+      }
+      SendHeld(pump, pump->held.size());  // under the local limiter alone
+      return Poll(pump);
+    }
+    if (std::exchange(shared_bucket_down_, false)) {
+      core::Log(core::LogLevel::kInfo, "shared rate limits answer again");
+    }
+    if (grant->granted > 0) {
+      pump->granted = std::min(grant->granted, static_cast<int>(pump->held.size()));
+      pump->send_at = now + grant->wait_ms;
+      return Poll(pump);  // sends them now, or when they are due
+    }
+    ArmTimer(pump, now + std::max<Millis>(grant->wait_ms, 1));  // asks again then
+  }
+
+  // The latest time a held delivery can still be sent within its lease (see Send's timeout).
+  static Millis SendBy(const store::Lease& lease) {
+    return lease.deadline - kMinAttemptTimeoutMs - kLeaseSendMarginMs;
+  }
+
+  void SendHeld(const PumpPtr& pump, size_t n) {
+    pump->granted = 0;
+    for (size_t i = 0; i < n && !pump->held.empty(); ++i) {
+      store::Lease lease = std::move(pump->held.front());
+      pump->held.pop_front();
+      Send(pump, lease);
+    }
+  }
+
+  // Fails the first held delivery back to its queue, unsent (a back-off attempt).
+  void GiveBack(const PumpPtr& pump, std::string message) {
+    const store::Lease& lease = pump->held.front();
+    pump->limiter.Release();
+    FailAttempt({lease.lease_id, lease.task.spec.task_id, lease.task.spec.trace_id},
+                core::RetryMode::kBackoff, "webhook.rate_limited", std::move(message), {});
+    pump->held.pop_front();
+    pump->granted = std::max(0, pump->granted - 1);
   }
 
   // Sends one leased delivery under an admission already taken from the limiter.
@@ -210,8 +321,8 @@ class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
     HttpRequest request;
     request.url = payload->url.value_or(ep.url);
     request.body = body;
-    request.timeout_ms =
-        std::max(kMinAttemptTimeoutMs, std::min(ep.timeout_ms, lease.deadline - now - 1000));
+    request.timeout_ms = std::max(
+        kMinAttemptTimeoutMs, std::min(ep.timeout_ms, lease.deadline - now - kLeaseSendMarginMs));
     request.headers = {{"Content-Type", "application/json"},
                        {"User-Agent", kUserAgent},
                        {std::string(kWebhookIdHeader), payload->event_id},
@@ -309,6 +420,9 @@ class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
 
   asio::strand<asio::any_io_executor> strand_;
   engine::Engine& engine_;
+  store::Store& store_;
+  const bool shared_limits_;         // the store keeps rate limits shared by processes
+  bool shared_bucket_down_ = false;  // its last TakeTokens failed (logged once)
   WebhookService& service_;
   HttpSender& sender_;
   const core::Clock& clock_;
@@ -319,9 +433,9 @@ class Deliverer::Impl : public std::enable_shared_from_this<Impl> {
 };
 
 Deliverer::Deliverer(boost::asio::any_io_executor executor, engine::Engine& engine,
-                     WebhookService& service, HttpSender& sender, const core::Clock& clock,
-                     core::Metrics& metrics, DelivererConfig config)
-    : impl_(std::make_shared<Impl>(executor, engine, service, sender, clock, metrics,
+                     store::Store& store, WebhookService& service, HttpSender& sender,
+                     const core::Clock& clock, core::Metrics& metrics, DelivererConfig config)
+    : impl_(std::make_shared<Impl>(executor, engine, store, service, sender, clock, metrics,
                                    std::move(config))) {}
 
 Deliverer::~Deliverer() { impl_->Stop(); }

@@ -2,7 +2,9 @@
 // endpoint's queue (webhook:{id}) no more tasks than its rate limit, max_in_flight and circuit
 // breaker allow right now, sends each as a signed request through the HttpSender, classifies
 // the answer, and acks or fails the lease through the engine — so states, attempts, retries,
-// dead letters and metrics are the core's.
+// dead letters and metrics are the core's. When the store is shared by several processes
+// (Store::SharesRateLimits), a rate-limited endpoint's leased deliveries also wait for tokens
+// from the store's shared bucket before they are sent, so its rate holds across processes.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -25,9 +27,9 @@ struct DelivererConfig {
 
 class Deliverer {
  public:
-  Deliverer(boost::asio::any_io_executor executor, engine::Engine& engine, WebhookService& service,
-            HttpSender& sender, const core::Clock& clock, core::Metrics& metrics,
-            DelivererConfig config);
+  Deliverer(boost::asio::any_io_executor executor, engine::Engine& engine, store::Store& store,
+            WebhookService& service, HttpSender& sender, const core::Clock& clock,
+            core::Metrics& metrics, DelivererConfig config);
   ~Deliverer();
   Deliverer(const Deliverer&) = delete;
   Deliverer& operator=(const Deliverer&) = delete;

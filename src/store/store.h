@@ -187,6 +187,23 @@ struct EventSubmitOutcome {
   StoredEvent stored;      // what is stored now (the earlier event when duplicate)
 };
 
+// ---- rate limits shared by the processes of one installation (webhook endpoints) ----
+
+struct TokenRequest {
+  std::string bucket;         // a name; the deliverer uses the endpoint's queue
+  double per_second = 0;      // > 0
+  int burst = 1;              // the bucket's size (values below 1 act as 1)
+  int wanted = 1;             // tokens to take
+  Millis max_wait_ms = 0;     // tokens due this far ahead may be reserved (0: only those due now)
+  std::optional<Millis> now;  // the bucket's clock: empty = the store's own (tests pass one)
+};
+
+struct TokenGrant {
+  int granted = 0;     // 0..wanted, taken from the bucket
+  Millis wait_ms = 0;  // granted > 0: use them from now + wait_ms on (<= max_wait_ms);
+                       // granted 0: when the next token is due
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -262,6 +279,14 @@ class Store {
 
   // Readiness: the backend answers.
   virtual void Ping(Callback<Unit> done) = 0;
+
+  // A store shared by several processes keeps token buckets they all draw from, so that a rate
+  // limit holds across processes. The embedded store is never shared: it says so, and grants
+  // whatever is asked (the caller's own limit is the only one).
+  virtual bool SharesRateLimits() const { return false; }
+  virtual void TakeTokens(TokenRequest request, Callback<TokenGrant> done) {
+    done(TokenGrant{request.wanted, 0});
+  }
 
   // Work another process sharing this store made ready: tasks per queue. A store shared by
   // several processes calls the handler (on a thread of its own) so that long-polls parked

@@ -17,6 +17,7 @@
 #include "core/random.h"
 #include "store/redis_pg/backend.h"
 #include "store/redis_pg/ops.h"
+#include "store/redis_pg/rate_bucket.h"
 
 namespace madeira::store {
 
@@ -288,6 +289,15 @@ class RedisPgStore final : public Store {
           return redis_pg::GetEventReply(event_id, r);
         },
         std::move(done));
+  }
+  // One bucket per name in Redis for every process (rate_bucket.cc). It writes no record.
+  bool SharesRateLimits() const override { return true; }
+  void TakeTokens(TokenRequest request, Callback<TokenGrant> done) override {
+    if (request.per_second <= 0 || request.wanted <= 0) {
+      return done(TokenGrant{request.wanted > 0 ? request.wanted : 0, 0});  // nothing to limit
+    }
+    Pipelined<TokenGrant>(false, redis_pg::TakeTokensCall(request), redis_pg::TakeTokensReply,
+                          std::move(done));
   }
   void Ping(Callback<Unit> done) override {
     Blocking<Unit>(false, std::move(done), [](Backend& b) { return b.Ping(); });

@@ -11,11 +11,14 @@
 //   P outbox         stream every changed task and finished attempt, for the PostgreSQL record
 //   P event:<source>\t<event_id>   hash + :deliveries list   a received event and its tasks
 //   P eventids:<event_id>           zset   the sources that sent this id, by time received
+//   P{b}:rate        string   a rate limit's token bucket shared by the processes (rate_bucket.cc)
 // Optional arguments are passed as "+value" or "-" (absent). Numbers that are written back are
 // formatted with %d: Lua's default number format would turn large ones into exponents.
 #include "store/redis_pg/scripts.h"
 
 #include <array>
+
+#include "store/redis_pg/rate_bucket.h"
 
 namespace madeira::store::redis_pg {
 
@@ -767,8 +770,9 @@ return {n_done, n_snap}
 const std::string& ScriptSource(Script script) {
   static const std::array<std::string, kScriptCount> sources = [] {
     std::array<const char*, kScriptCount> bodies = {
-        kSubmit,     kLease, kAck,    kLeaseView, kFinishAttempt, kExtend, kExpired,  kPromote,
-        kNextWakeup, kGet,   kCancel, kReplay,    kCancelDead,    kEvent,  kGetEvent, kRestore};
+        kSubmit,     kLease,   kAck,        kLeaseView, kFinishAttempt, kExtend,
+        kExpired,    kPromote, kNextWakeup, kGet,       kCancel,        kReplay,
+        kCancelDead, kEvent,   kGetEvent,   kRestore,   kTakeTokensLua};
     std::array<std::string, kScriptCount> out;
     // Each body runs as a function, so that whatever it made ready is published after any of
     // its returns.

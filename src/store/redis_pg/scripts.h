@@ -25,8 +25,9 @@ enum class Script {
   kEvent,
   kGetEvent,
   kRestore,
+  kTakeTokens,  // rate_bucket.cc
 };
-inline constexpr int kScriptCount = 16;
+inline constexpr int kScriptCount = 17;
 
 // The full source of a script (the shared helpers prepended).
 const std::string& ScriptSource(Script script);
