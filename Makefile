@@ -96,7 +96,7 @@ fuzz-short:
 	@if command -v clang++-14 >/dev/null; then $(MAKE) fuzz FUZZ_SECONDS=20; \
 	 else echo "clang++-14 not found: skipping the fuzz run"; fi
 
-# Every scenario on the embedded store and the core ones (a, b, c) on redis-pg, against a private
+# Every scenario on the embedded store and a, b, c, f on redis-pg, against a private
 # Redis + PostgreSQL madeira_bench starts and stops itself; the runs of the two stores alternate,
 # a side-by-side table ends the output, and the figures go to BENCH_JSON (bench/peers/report.py
 # reads it: --madeira $(BENCH_JSON)).

@@ -41,7 +41,7 @@ constexpr std::string_view kUsage =
     "  --json     also write the results as JSON to FILE (rows carry their \"store\")\n"
     "  --store    the store(s) to measure (default sqlite); with several, each run of a\n"
     "             scenario goes through them in turn and a side-by-side table ends the output.\n"
-    "             redis-pg runs the core scenarios a, b, c (ids \"rp.a.batch\" in tables) on\n"
+    "             redis-pg runs the scenarios a, b, c, f (ids \"rp.a.batch\" in tables) on\n"
     "             MADEIRA_TEST_REDIS_URL + MADEIRA_TEST_DATABASE_URL when both are set, else\n"
     "             on a private Redis + PostgreSQL it starts and stops itself\n"
     "  --services-script  what starts those (default scripts/test-services.sh)\n";
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
     StoreSetup store;
     store.name = name;
     if (store.redis_pg() && !any_redis_pg) {
-      std::printf("store redis-pg: skipped, it runs only the core scenarios a, b, c\n");
+      std::printf("store redis-pg: skipped, it runs only the scenarios a, b, c, f\n");
       continue;
     }
     if (store.redis_pg()) {

@@ -15,7 +15,7 @@ const std::vector<Scenario>& AllScenarios() {
       {"b", "drain rate", RunDrainRate, "", true},
       {"c", "ready->leased latency at 5k/s", RunReadyLatency, "", true},
       {"de", "1M pending: RSS, then restart to /readyz", RunPendingFootprint},
-      {"f", "delayed task lateness", RunDelayedLateness},
+      {"f", "delayed task lateness", RunDelayedLateness, "", true},
       {"w", "webhooks: deliveries/s, backlog drain, latency at 2k/s", RunWebhooks, "webhooks"},
   };
   return all;

@@ -54,7 +54,7 @@ struct Scenario {
   std::string title;
   std::vector<Measurement> (*run)(const ScenarioEnv&);
   std::string name = {};  // --only also takes this word for all its letters, e.g. "webhooks"
-  bool redis_pg = false;  // also runs with --store redis-pg (the core scenarios a, b, c)
+  bool redis_pg = false;  // also runs with --store redis-pg (the core scenarios a, b, c and f)
 };
 
 const std::vector<Scenario>& AllScenarios();
