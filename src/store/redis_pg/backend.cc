@@ -179,7 +179,7 @@ std::vector<RedisReply> Backend::Pipeline(const std::vector<RedisCall>& calls) {
   return replies;
 }
 
-bool Backend::FlushOutbox() {
+bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
   const std::string stream = prefix_ + "outbox";
   // Entries a process read and never copied (it was killed in between) would wait for its
   // restart: every few seconds, take over those idle for a while. A live process holds entries
@@ -221,6 +221,7 @@ bool Backend::FlushOutbox() {
       }
     }
     if (ids.empty()) {
+      if (phase == Phase::kNew && caught_up) caught_up();
       if (phase == Phase::kPendingAgain) return true;
       phase = phase == Phase::kPending ? Phase::kNew : Phase::kPendingAgain;
       after = "0";
@@ -244,6 +245,7 @@ bool Backend::FlushOutbox() {
     }
     if (ack.size() > 3) Pipeline({{std::nullopt, ack}, {std::nullopt, del}});
     if (phase == Phase::kNew && static_cast<int>(ids.size()) < kOutboxBatch) {
+      if (caught_up) caught_up();
       phase = Phase::kPendingAgain;
       after = "0";
     }

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -63,8 +64,10 @@ class Backend {
 
   // Copies the outbox into PostgreSQL. True when it read the outbox to its end (everything
   // written to Redis before the call is recorded), false when it stopped after a bounded amount.
+  // `caught_up` runs as soon as what was added before the call and read by this backend is
+  // committed (before the acknowledgements and the last pass over pending entries).
   // Throws PgError / RedisIoError; what was not copied is copied by a later call.
-  bool FlushOutbox();
+  bool FlushOutbox(const std::function<void()>& caught_up = {});
 
   // Makes this backend read the outbox as `other`'s consumer, so that each sees (and may copy
   // again, harmlessly) the entries the other has read but not yet acknowledged: a read path

@@ -530,11 +530,24 @@ class RedisPgStore final : public Store {
       }
       bool drained = false;
       std::string error;
+      // New work written before this copy began is answered as soon as its rows are committed.
+      auto answer_up_to = [&](uint64_t upto) {
+        std::vector<std::unique_ptr<Op>> answered;
+        {
+          std::lock_guard lock(record_mu_);
+          recorded_ = std::max(recorded_, upto);
+          while (!awaiting_record_.empty() && awaiting_record_.front().first <= upto) {
+            answered.push_back(std::move(awaiting_record_.front().second));
+            awaiting_record_.pop_front();
+          }
+        }
+        for (auto& op : answered) op->Deliver();
+      };
       try {
         if (!record_ok_) {  // an empty outbox would not touch PostgreSQL: ask it
           if (auto ping = recorder_->Ping(); !ping) throw std::runtime_error(ping.error().message);
         }
-        drained = recorder_->FlushOutbox();
+        drained = recorder_->FlushOutbox([&] { answer_up_to(target); });
       } catch (const std::exception& e) {
         error = e.what();
       }
@@ -545,22 +558,14 @@ class RedisPgStore final : public Store {
         core::Log(core::LogLevel::kWarn, "redis-pg: cannot copy the outbox into postgresql",
                   {{"error", error}});
       }
-      std::vector<std::unique_ptr<Op>> answered;
       {
         std::lock_guard lock(record_mu_);
         record_error_ = error;
         record_ok_ = error.empty();
-        // Work Redis accepted is answered as accepted even when its copy failed: it is durable
-        // in Redis and the outbox copies it later (refusing it now would invite a duplicate).
-        if (drained || !error.empty() || stopping) {
-          recorded_ = std::max(recorded_, target);
-          while (!awaiting_record_.empty() && awaiting_record_.front().first <= target) {
-            answered.push_back(std::move(awaiting_record_.front().second));
-            awaiting_record_.pop_front();
-          }
-        }
       }
-      for (auto& op : answered) op->Deliver();
+      // Work Redis accepted is answered as accepted even when its copy failed: it is durable
+      // in Redis and the outbox copies it later (refusing it now would invite a duplicate).
+      if (drained || !error.empty() || stopping) answer_up_to(target);
       if (stopping) {
         std::lock_guard lock(record_mu_);
         if (awaiting_record_.empty()) return;
