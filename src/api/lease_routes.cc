@@ -1,5 +1,6 @@
 // Worker routes: lease (long-poll), ack, batch ack, fail, extend, heartbeat.
 #include <boost/json/array.hpp>
+#include <boost/json/monotonic_resource.hpp>
 
 #include "api/await.h"
 #include "api/error_table.h"
@@ -21,10 +22,13 @@ Awaitable HandleLease(RouteContext& ctx, const Request& req) {
   Result<Leases> leases = co_await Await<Leases>(
       [&](Callback<Leases> done) { ctx.engine.Lease(std::move(*params), std::move(done)); });
   if (!leases) co_return ErrorResponse(leases.error());
-  boost::json::array out;
+  // Built and serialised at once: one arena instead of a malloc per member.
+  boost::json::monotonic_resource arena(1024 + leases->size() * 2048);
+  boost::json::object body(&arena);
+  boost::json::array& out = body.emplace("leases", boost::json::array()).first->value().get_array();
   out.reserve(leases->size());
-  for (const store::Lease& lease : *leases) out.push_back(LeaseJson(lease));
-  co_return JsonResponse(200, {{"leases", std::move(out)}});
+  for (const store::Lease& lease : *leases) out.push_back(LeaseJson(lease, &arena));
+  co_return JsonResponse(200, body);
 }
 
 Awaitable HandleAck(RouteContext& ctx, const Request& req) {
@@ -44,10 +48,13 @@ Awaitable HandleAckBatch(RouteContext& ctx, const Request& req) {
       co_await AwaitAll<Unit>(items->size(), [&](size_t i, Callback<Unit> done) {
         ctx.engine.Ack((*items)[i].lease_id, std::move((*items)[i].result), std::move(done));
       });
-  boost::json::array results;
+  boost::json::monotonic_resource arena(acked.size() * 128);
+  boost::json::object body(&arena);
+  boost::json::array& results =
+      body.emplace("results", boost::json::array()).first->value().get_array();
   results.reserve(acked.size());
   for (size_t i = 0; i < acked.size(); ++i) {
-    boost::json::object item{{"lease_id", (*items)[i].lease_id}};
+    boost::json::object item({{"lease_id", (*items)[i].lease_id}}, &arena);
     if (acked[i]) {
       item["status"] = "succeeded";
     } else {
@@ -55,7 +62,7 @@ Awaitable HandleAckBatch(RouteContext& ctx, const Request& req) {
     }
     results.push_back(std::move(item));
   }
-  co_return JsonResponse(200, {{"results", std::move(results)}});
+  co_return JsonResponse(200, body);
 }
 
 Awaitable HandleFail(RouteContext& ctx, const Request& req) {

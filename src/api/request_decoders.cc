@@ -1,5 +1,6 @@
 #include "api/request_decoders.h"
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 #include <limits>
 
@@ -56,7 +57,10 @@ store::ReplayEdits ReadEdits(FieldReader& r) {
 
 Result<boost::json::object> ParseObjectBody(std::string_view body, bool allow_empty) {
   if (body.empty() && allow_empty) return boost::json::object();
-  Result<boost::json::value> v = core::ParseJson(body);
+  // A body's DOM lives for one request: one arena (freed with the last value that uses it)
+  // instead of a malloc and a free per member, which led the submit profile.
+  Result<boost::json::value> v = core::ParseJson(
+      body, boost::json::make_shared_resource<boost::json::monotonic_resource>(body.size() * 2));
   if (!v) return v.error();
   if (!v->is_object()) return MakeError(ErrorCode::kInvalidJson, "the body must be a JSON object");
   return std::move(v->get_object());
@@ -79,7 +83,10 @@ Result<std::vector<boost::json::value>> DecodeSubmitBatch(std::string_view body)
   if (tasks->size() > kMaxBatch) {
     return MakeError(ErrorCode::kBatchTooLarge, "at most 1000 tasks per batch", "tasks");
   }
-  return std::vector<boost::json::value>(tasks->begin(), tasks->end());
+  // Moved, not copied: a copy of each envelope's DOM cost as much as parsing it.
+  boost::json::array& owned = o->at("tasks").get_array();
+  return std::vector<boost::json::value>(std::make_move_iterator(owned.begin()),
+                                         std::make_move_iterator(owned.end()));
 }
 
 Result<engine::LeaseParams> DecodeLease(std::string_view body) {

@@ -7,10 +7,10 @@
 
 namespace madeira::api {
 
-boost::json::value EmbeddedJson(const std::string& text) {
+boost::json::value EmbeddedJson(const std::string& text, boost::json::storage_ptr sp) {
   boost::system::error_code ec;
-  boost::json::value v = boost::json::parse(text, ec);
-  if (ec) return boost::json::value(text);
+  boost::json::value v = boost::json::parse(text, ec, sp);
+  if (ec) return boost::json::value(text, sp);
   return v;
 }
 
@@ -24,14 +24,14 @@ boost::json::value OptionalTime(const std::optional<core::Millis>& t) {
   return boost::json::value(core::FormatRfc3339(*t));
 }
 
-boost::json::object EnvelopeJson(const core::Task& task) {
+boost::json::object EnvelopeJson(const core::Task& task, boost::json::storage_ptr sp) {
   const core::TaskSpec& s = task.spec;
-  boost::json::object o;
+  boost::json::object o(13, sp);
   o["task_id"] = s.task_id;
   o["task_type"] = s.task_type;
   o["queue"] = s.queue;
   o["payload_version"] = s.payload_version;
-  o["payload"] = EmbeddedJson(s.payload);
+  o["payload"] = EmbeddedJson(s.payload, sp);
   o["schedule_time"] = core::FormatRfc3339(s.schedule_time);
   o["timeout_ms"] = s.timeout_ms;
   o["max_retries"] = s.max_retries;
@@ -77,10 +77,10 @@ boost::json::object AttemptJson(const core::Attempt& a) {
   return o;
 }
 
-boost::json::object LeaseJson(const store::Lease& lease) {
-  boost::json::object task = EnvelopeJson(lease.task);
+boost::json::object LeaseJson(const store::Lease& lease, boost::json::storage_ptr sp) {
+  boost::json::object task = EnvelopeJson(lease.task, sp);
   task["attempt"] = lease.task.attempts;
-  boost::json::object o;
+  boost::json::object o(4, sp);
   o["lease_id"] = lease.lease_id;
   o["deadline"] = core::FormatRfc3339(lease.deadline);
   o["fencing_token"] = lease.fencing_token;

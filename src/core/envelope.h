@@ -20,8 +20,9 @@ struct EnvelopeLimits {
 // Request bodies are parsed with this nesting bound so a hostile body cannot blow the stack.
 inline constexpr int kMaxJsonDepth = 64;
 
-// Parses JSON text with kMaxJsonDepth; malformed text is kInvalidJson.
-Result<boost::json::value> ParseJson(std::string_view text);
+// Parses JSON text with kMaxJsonDepth; malformed text is kInvalidJson. `storage` (e.g. an arena
+// for a request body's short-lived DOM) is where the value allocates; default: the heap.
+Result<boost::json::value> ParseJson(std::string_view text, boost::json::storage_ptr storage = {});
 
 // Validates one envelope (SPEC §2) and fills defaults: task_id (UUIDv7) and trace_id when
 // absent, schedule_time = now when absent or past. Does not check schemas (the engine does).

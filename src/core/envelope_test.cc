@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 #include <string>
 
+#include "core/digest.h"
 #include "core/time.h"
 
 namespace madeira::core {
@@ -335,9 +336,35 @@ TEST(ContentHash, SameInstantInAnotherZoneIsTheSameContent) {
             Accepted(Body(R"("schedule_time":"2025-09-11T04:46:00.000Z")")).content_hash);
 }
 
+TEST(ContentHash, IsTheHashOfTheCanonicalFormStoresHold) {
+  // Stored tasks keep this hash, so a resubmit after an upgrade must still match it: the sent
+  // object without retry_count, schedule_time normalised to UTC, canonical JSON, SHA-256.
+  const std::string body = R"({"task_type":"t","retry_count":0,"payload_version":1,"task_id":"k",)"
+                           R"("schedule_time":"2025-09-11T12:46:00+08:00",)"
+                           R"("payload":{"z":[1,{"b":"\u00e9","a":2.5}],"a":null}})";
+  const std::string sent = R"({"task_type":"t","payload_version":1,"task_id":"k",)"
+                           R"("schedule_time":"2025-09-11T04:46:00.000Z",)"
+                           R"("payload":{"z":[1,{"b":"\u00e9","a":2.5}],"a":null}})";
+  const std::string canonical =
+      R"({"payload":{"a":null,"z":[1,{"a":2.5E0,"b":"é"}]},"payload_version":1,)"
+      R"("schedule_time":"2025-09-11T04:46:00.000Z","task_id":"k","task_type":"t"})";
+  EXPECT_EQ(CanonicalJson(*ParseJson(sent)), canonical);
+  EXPECT_EQ(Accepted(body).content_hash, Sha256Hex(canonical));
+}
+
 TEST(CanonicalJson, SortsKeysAtEveryDepth) {
   auto v = ParseJson(R"({"b":[{"z":1,"a":"\n"}],"a":{"d":null,"c":true}})");
   EXPECT_EQ(CanonicalJson(*v), R"({"a":{"c":true,"d":null},"b":[{"a":"\n","z":1}]})");
+}
+
+TEST(CanonicalJson, WritesScalarsAsBoostJsonDoes) {
+  auto v = ParseJson(R"({"u":18446744073709551615,"t":true,"n":-5,"k\"":"a\u0001\\","d":1.5})");
+  EXPECT_EQ(CanonicalJson(*v),
+            R"({"d":1.5E0,"k\"":"a\u0001\\","n":-5,"t":true,"u":18446744073709551615})");
+  for (const auto& kv : v->as_object()) {
+    EXPECT_EQ(CanonicalJson(kv.value()), json::serialize(kv.value())) << kv.key();
+    EXPECT_EQ(CanonicalJson(json::value(kv.key())), json::serialize(kv.key()));
+  }
 }
 
 TEST(JsonDepth, CountsObjectsAndArrays) {

@@ -95,13 +95,20 @@ void Engine::Impl::Submit(std::vector<boost::json::value> envelopes,
 void Engine::Impl::OnCreated(const std::vector<CreatedTask>& created, Millis now) {
   std::map<std::string, int> ready;
   Millis earliest = std::numeric_limits<Millis>::max();
+  // One Inc per (queue, task_type) of the batch, not per task: each takes the registry's lock.
+  std::map<std::pair<std::string_view, std::string_view>, int> submitted;
   for (const CreatedTask& t : created) {
-    metrics_.Inc(metric::kSubmitted, {{"queue", t.queue}, {"task_type", t.task_type}});
+    ++submitted[{t.queue, t.task_type}];
     if (t.due > now) {
       earliest = std::min(earliest, t.due);
     } else {
       ++ready[t.queue];
     }
+  }
+  for (const auto& [key, count] : submitted) {
+    metrics_.Inc(metric::kSubmitted,
+                 {{"queue", std::string(key.first)}, {"task_type", std::string(key.second)}},
+                 count);
   }
   if (!ready.empty() && !store_.WakesOwnSubmits()) waiters_.Wake(ready);
   if (earliest != std::numeric_limits<Millis>::max()) ArmNoLaterThan(earliest);

@@ -3,7 +3,7 @@
 // fsyncs it while every queued operation (and the callbacks of the batch just committed) wait.
 // Here a second connection on its own thread runs PASSIVE checkpoints instead, woken by the
 // store connection's WAL hook; PASSIVE never blocks the writer. Durability is unchanged: a
-// commit is durable once its WAL frames are fsynced (synchronous=FULL), checkpoint or not.
+// commit is durable once its WAL frames are fsynced (CommitQueue::SyncWal), checkpoint or not.
 //
 // A PASSIVE checkpoint alone never lets the WAL start over while the writer keeps committing
 // (SQLite rewinds the WAL only when every frame in it has been copied), so the WAL would grow
@@ -42,6 +42,7 @@ class Checkpointer {
 
   Db& writer_;
   std::unique_ptr<Db> reader_;
+  int db_fd_ = -1;  // the main file, to flush what a pass copied
   std::mutex mu_;
   std::condition_variable cv_;
   bool wanted_ = false;

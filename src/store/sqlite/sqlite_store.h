@@ -1,8 +1,9 @@
-// The embedded store: one SQLite file, <data_dir>/madeira.db, in WAL mode with
-// synchronous=FULL.
+// The embedded store: one SQLite file, <data_dir>/madeira.db, in WAL mode; every commit is
+// fsynced before its callbacks run (commit_queue.h: the completion thread syncs the WAL).
 //
 // One store thread owns the connection. Every operation is queued to it; the thread takes all
-// that is queued, runs it in one transaction and commits — group commit, one fsync per batch.
+// that is queued, runs it in one transaction and commits — group commit, at most one fsync per
+// batch (one covers every batch committed while the previous one ran).
 // An operation that fails after writing makes the batch run again with a savepoint per
 // operation, so one failing operation never undoes the others.
 // Callbacks run on the store's completion thread (never the thread that runs SQL), after the

@@ -213,6 +213,70 @@ TEST(SqliteStore, LeaseIdsFenceOnTheWholeId) {
   std::filesystem::remove_all(dir);
 }
 
+// A lease answers with the task as its UPDATE left the row (built without reading it back), so
+// it must match what a read of the row returns; a second lease counts on from the stored values.
+TEST(SqliteStore, ALeaseShowsTheRowAsStored) {
+  using testing::Await;
+  using testing::kT0;
+  auto dir = std::filesystem::temp_directory_path() / "madeira_sqlite_lease_row";
+  std::filesystem::remove_all(dir);
+  auto store = OpenForTest(dir.string());
+  ASSERT_NE(store, nullptr);
+  core::TaskSpec spec = OneTask();
+  spec.timeout_ms = 5'000;
+  spec.idempotency_key = "k";
+  ASSERT_TRUE(
+      (Await<std::vector<SubmitOutcome>>([&](auto done) { store->Submit({spec}, kT0, done); })));
+  auto lease = [&](Millis now, std::optional<Millis> lease_ms) {
+    LeaseRequest request;
+    request.worker_id = "w";
+    request.queues = {"q"};
+    request.now = now;
+    request.lease_ms = lease_ms;
+    return Await<LeaseBatch>([&](auto done) { store->Lease(request, done); });
+  };
+  for (int round = 1; round <= 2; ++round) {
+    const Millis now = kT0 + round * 10'000;
+    auto batch =
+        lease(now, round == 1 ? std::optional<Millis>(99'000) : std::optional<Millis>(700));
+    ASSERT_TRUE(batch);
+    ASSERT_EQ(batch->leases.size(), 1u);
+    const Lease& l = batch->leases[0];
+    EXPECT_EQ(l.fencing_token, round);
+    EXPECT_EQ(l.deadline, now + (round == 1 ? 5'000 : 700));
+    auto stored = Await<core::Task>([&](auto done) { store->Get("a", done); });
+    ASSERT_TRUE(stored);
+    EXPECT_EQ(l.task.status, core::TaskStatus::kRunning);
+    EXPECT_EQ(stored->status, l.task.status);
+    EXPECT_EQ(stored->attempts, round);
+    EXPECT_EQ(l.task.attempts, stored->attempts);
+    EXPECT_EQ(l.task.updated_at, stored->updated_at);
+    EXPECT_EQ(l.task.next_attempt_at, stored->next_attempt_at);
+    EXPECT_EQ(l.task.created_at, stored->created_at);
+    EXPECT_EQ(l.task.seq, stored->seq);
+    EXPECT_EQ(l.task.spec.task_id, stored->spec.task_id);
+    EXPECT_EQ(l.task.spec.payload, stored->spec.payload);
+    EXPECT_EQ(l.task.spec.idempotency_key, stored->spec.idempotency_key);
+    if (round == 1) {  // a failed attempt taking a fast retry: pending again at once
+      FailRequest fail;
+      fail.lease_id = l.lease_id;
+      fail.now = now + 1;
+      fail.failure.outcome = core::AttemptOutcome::kFailed;
+      ASSERT_TRUE(Await<AttemptReport>([&](auto done) {
+        store->Fail(
+            fail,
+            [](const core::Task&, const core::Failure&, int) {
+              return core::RetryDecision{core::TaskStatus::kPending, kT0 + 10'001};
+            },
+            done);
+      }));
+    }
+  }
+  store->Close();
+  store.reset();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SqliteStore, UnopenableDirIsUnavailable) {
   auto result = OpenSqliteStore("/proc/madeira-cannot-create");
   ASSERT_FALSE(result);
