@@ -2,6 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
+#include <set>
 
 #include "core/digest.h"
 #include "core/envelope.h"
@@ -91,20 +92,114 @@ void WebhookService::Start(Callback<Unit> done) {
     ApplyPolicy(direct);
     directory_.Put(std::move(direct));
   }
-  store_.ListEndpoints([this, done](Result<std::vector<store::EndpointRecord>> records) {
-    if (!records) return done(records.error());
-    for (const auto& record : *records) {
-      auto ep = FromRecord(record);
-      if (!ep) {
-        core::Log(core::LogLevel::kError, "stored endpoint skipped",
-                  {{"endpoint_id", record.endpoint_id}, {"error", ep.error().message}});
-        continue;
-      }
-      ApplyPolicy(*ep);
-      directory_.Put(std::move(*ep));
-    }
-    done(Unit{});
+  {
+    std::lock_guard lock(state_mu_);
+    reloading_ = true;  // the first load: a change announced meanwhile is read after it
+  }
+  // Set before that load, so that nothing another process changes is missed in between.
+  store_.SetChangeHandler([this](std::string_view what) {
+    if (what == store::kEndpointsChanged) RequestReload();
   });
+  LoadEndpoints(std::move(done));
+}
+
+WebhookService::~WebhookService() {
+  store_.SetChangeHandler(nullptr);  // returns once no notification is running
+  std::unique_lock lock(state_mu_);
+  stopping_ = true;
+  settled_cv_.wait(lock, [&] { return !reloading_ && writes_in_flight_ == 0; });
+}
+
+// ---- endpoints changed by other processes ----
+
+void WebhookService::RequestReload() {
+  {
+    std::lock_guard lock(state_mu_);
+    if (stopping_) return;
+    // A read overlapping a write of ours could bring back what that write replaces.
+    if (reloading_ || writes_in_flight_ > 0) {
+      reload_again_ = true;
+      return;
+    }
+    reloading_ = true;
+  }
+  LoadEndpoints(nullptr);
+}
+
+// Only enqueues a store read: the notifying thread (the store's subscriber) is never held, and
+// the directory is updated on the store's callback thread, as Start and Save do.
+void WebhookService::LoadEndpoints(Callback<Unit> done) {
+  uint64_t writes_before = 0;
+  {
+    std::lock_guard lock(state_mu_);
+    writes_before = writes_done_;
+  }
+  store_.ListEndpoints([this, done = std::move(done),
+                        writes_before](Result<std::vector<store::EndpointRecord>> records) {
+    bool again = false;
+    {
+      std::lock_guard lock(state_mu_);
+      if (records && writes_in_flight_ == 0 && writes_done_ == writes_before) {
+        ApplyStored(*records);
+      } else if (records) {
+        reload_again_ = true;  // a write of ours overlapped the read: read again after it
+      }
+      reloading_ = false;
+      if (reload_again_ && writes_in_flight_ == 0 && !stopping_) {
+        reload_again_ = false;
+        reloading_ = again = true;
+      }
+      settled_cv_.notify_all();
+    }
+    if (!records && !done) {
+      // The next announcement, or the store's periodic one, reads them again.
+      core::Log(core::LogLevel::kWarn, "endpoints not reloaded",
+                {{"error", records.error().message}});
+    }
+    if (again) LoadEndpoints(nullptr);
+    if (done) done(records ? Result<Unit>(Unit{}) : Result<Unit>(records.error()));
+  });
+}
+
+void WebhookService::ApplyStored(const std::vector<store::EndpointRecord>& records) {
+  std::set<std::string> stored;
+  for (const auto& record : records) {
+    stored.insert(record.endpoint_id);
+    auto ep = FromRecord(record);
+    if (!ep) {
+      core::Log(core::LogLevel::kError, "stored endpoint skipped",
+                {{"endpoint_id", record.endpoint_id}, {"error", ep.error().message}});
+      continue;
+    }
+    auto current = directory_.Get(ep->id);
+    if (current && !current->direct) {
+      store::EndpointRecord known = ToRecord(*current), fresh = ToRecord(*ep);
+      if (known.config == fresh.config && known.created_at == fresh.created_at &&
+          known.updated_at == fresh.updated_at) {
+        continue;  // unchanged: the deliverer's pump keeps its state untouched
+      }
+    }
+    ApplyPolicy(*ep);
+    directory_.Put(std::move(*ep));
+  }
+  for (const auto& ep : directory_.All()) {
+    if (!ep->direct && stored.count(ep->id) == 0) directory_.Remove(ep->id);
+  }
+}
+
+void WebhookService::BeginWrite() {
+  std::lock_guard lock(state_mu_);
+  ++writes_in_flight_;
+}
+
+bool WebhookService::EndWriteLocked() {
+  --writes_in_flight_;
+  ++writes_done_;
+  settled_cv_.notify_all();
+  if (writes_in_flight_ > 0 || !reload_again_ || reloading_ || stopping_) return false;
+  reload_again_ = false;
+  reloading_ = true;
+  return true;
 }
 
 const SourceConfig* WebhookService::FindSource(std::string_view id) const {
@@ -298,11 +393,20 @@ void WebhookService::ApplyPolicy(const Endpoint& ep) {
 
 void WebhookService::Save(Endpoint ep, Callback<Endpoint> done) {
   auto record = ToRecord(ep);
+  BeginWrite();
   store_.PutEndpoint(std::move(record),
                      [this, ep = std::move(ep), done](Result<Unit> stored) mutable {
+                       bool reload = false;
+                       {
+                         std::lock_guard lock(state_mu_);
+                         if (stored) {
+                           ApplyPolicy(ep);
+                           directory_.Put(ep);
+                         }
+                         reload = EndWriteLocked();
+                       }
+                       if (reload) LoadEndpoints(nullptr);
                        if (!stored) return done(stored.error());
-                       ApplyPolicy(ep);
-                       directory_.Put(ep);
                        done(std::move(ep));
                      });
 }
@@ -340,8 +444,15 @@ void WebhookService::DeleteEndpoint(std::string id, Callback<Unit> done) {
   auto current = directory_.Get(id);
   if (!current || current->direct)
     return done(MakeError(ErrorCode::kNotFound, "no endpoint " + id));
+  BeginWrite();
   store_.DeleteEndpoint(id, [this, id, done](Result<Unit> deleted) {
-    if (deleted) directory_.Remove(id);
+    bool reload = false;
+    {
+      std::lock_guard lock(state_mu_);
+      if (deleted) directory_.Remove(id);
+      reload = EndWriteLocked();
+    }
+    if (reload) LoadEndpoints(nullptr);
     done(std::move(deleted));
   });
 }
@@ -378,23 +489,37 @@ std::vector<Endpoint> WebhookService::ListEndpoints() const {
 // ---- endpoint state reported by the deliverer ----
 
 void WebhookService::RecordSuccess(const std::string& endpoint_id) {
-  std::lock_guard lock(state_mu_);
-  auto current = directory_.Get(endpoint_id);
-  if (!current || current->direct || !current->failing_since) return;
-  Endpoint ep = *current;
-  ep.failing_since.reset();
-  directory_.Put(ep);  // at once: the next report must see it
-  store_.PutEndpoint(ToRecord(ep), [endpoint_id](Result<Unit> r) {
+  Endpoint ep;
+  {
+    std::lock_guard lock(state_mu_);
+    auto current = directory_.Get(endpoint_id);
+    if (!current || current->direct || !current->failing_since) return;
+    ep = *current;
+    ep.failing_since.reset();
+    directory_.Put(ep);  // at once: the next report must see it
+    ++writes_in_flight_;
+  }
+  StoreState(std::move(ep));
+}
+
+void WebhookService::StoreState(Endpoint ep) {
+  store_.PutEndpoint(ToRecord(ep), [this, endpoint_id = ep.id](Result<Unit> r) {
     if (!r) {
       core::Log(core::LogLevel::kError, "endpoint state not stored",
                 {{"endpoint_id", endpoint_id}, {"error", r.error().message}});
     }
+    bool reload = false;
+    {
+      std::lock_guard lock(state_mu_);
+      reload = EndWriteLocked();
+    }
+    if (reload) LoadEndpoints(nullptr);
   });
 }
 
 void WebhookService::RecordFailure(const std::string& endpoint_id, const std::string& reason) {
   const Millis now = clock_.Now();
-  std::lock_guard lock(state_mu_);
+  std::unique_lock lock(state_mu_);
   auto current = directory_.Get(endpoint_id);
   if (!current || current->direct) return;
   Endpoint ep = *current;
@@ -411,12 +536,9 @@ void WebhookService::RecordFailure(const std::string& endpoint_id, const std::st
   }
   ep.updated_at = now;
   directory_.Put(ep);
-  store_.PutEndpoint(ToRecord(ep), [endpoint_id](Result<Unit> r) {
-    if (!r) {
-      core::Log(core::LogLevel::kError, "endpoint state not stored",
-                {{"endpoint_id", endpoint_id}, {"error", r.error().message}});
-    }
-  });
+  ++writes_in_flight_;
+  lock.unlock();  // a store closed already answers on this thread
+  StoreState(std::move(ep));
 }
 
 }  // namespace madeira::delivery

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -79,8 +80,12 @@ class WebhookService {
   WebhookService(engine::Engine& engine, store::Store& store, const core::Clock& clock,
                  core::Random& ids, core::Random& secrets, core::Metrics& metrics,
                  WebhookConfig config);
+  // Waits for the endpoint reads and writes in flight (they call back into the service).
+  ~WebhookService();
 
-  // Loads the stored endpoints into the directory and sets their retry policies.
+  // Loads the stored endpoints into the directory and sets their retry policies, and from then
+  // on reloads them whenever the store says another process changed them (one service per
+  // store: it owns the store's change handler).
   void Start(Callback<Unit> done);
 
   // kBadSignature for an unknown source, a bad or stale signature, or a request already
@@ -120,6 +125,17 @@ class WebhookService {
   void ApplyPolicy(const Endpoint& ep);
   // Stores the endpoint and, once durable, publishes it in the directory.
   void Save(Endpoint ep, Callback<Endpoint> done);
+  // Reloading what other processes changed: one store read at a time (requests meanwhile are
+  // merged into one more), never overlapping a store write of this process's own.
+  void RequestReload();
+  void LoadEndpoints(Callback<Unit> done);
+  // Puts what is new or differs and removes what is gone, so the deliverer hears of each.
+  void ApplyStored(const std::vector<store::EndpointRecord>& records);  // under state_mu_
+  void BeginWrite();
+  // Stores state the deliverer reported (the directory has it already); a write as above.
+  void StoreState(Endpoint ep);
+  // True when the caller must start the reload that waited for the writes to end.
+  bool EndWriteLocked();  // under state_mu_
   const SourceConfig* FindSource(std::string_view id) const;
 
   engine::Engine& engine_;
@@ -133,6 +149,13 @@ class WebhookService {
   ReplayGuard replays_;
   mutable std::mutex random_mu_;  // the Random objects are not thread-safe
   std::mutex state_mu_;           // serialises read-modify-write of one endpoint's state
+  // Under state_mu_: the reload's state (see RequestReload).
+  std::condition_variable settled_cv_;  // a reload or a write ended (the destructor waits)
+  bool reloading_ = false;              // a ListEndpoints is out
+  bool reload_again_ = false;  // asked for (or found stale) while one was out or writes were
+  bool stopping_ = false;
+  int writes_in_flight_ = 0;  // this process's endpoint writes not yet answered by the store
+  uint64_t writes_done_ = 0;
 };
 
 namespace metric {

@@ -1,13 +1,21 @@
 // WebhookService over the real engine and SQLite store, with a FakeClock: signatures, the
 // replay window, routing, dedupe and the automatic disable are checked by moving time by hand.
+// The service sees the store through SharedStoreFake, which lets a test play another process
+// that changes the endpoints and announces it.
 #include "delivery/webhook_service.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "delivery/source_signature.h"
@@ -26,6 +34,174 @@ constexpr core::Millis kT0 = 1'796'000'000'000;
 
 using store::testing::Await;
 
+// The SQLite store as if other processes shared it: forwards everything, keeps the change
+// handler for the test to call (as the redis-pg store does on another process's message), and
+// can hold this process's endpoint writes to order them against a reload.
+class SharedStoreFake final : public store::Store {
+ public:
+  using Callback0 = std::function<void()>;
+  explicit SharedStoreFake(store::Store& inner) : inner_(inner) {}
+
+  // Another process changed the endpoints: what the shared store tells its handler.
+  void AnnounceChange() {
+    std::lock_guard lock(handler_mu_);
+    if (handler_) handler_(store::kEndpointsChanged);
+  }
+  bool has_handler() {
+    std::lock_guard lock(handler_mu_);
+    return handler_ != nullptr;
+  }
+  void HoldWrites() {
+    std::lock_guard lock(mu_);
+    hold_ = true;
+  }
+  void ReleaseWrites() {
+    std::vector<Callback0> held;
+    {
+      std::lock_guard lock(mu_);
+      hold_ = false;
+      held.swap(held_);
+    }
+    for (auto& run : held) run();
+  }
+
+  void SetChangeHandler(ChangeHandler handler) override {
+    std::lock_guard lock(handler_mu_);
+    handler_ = std::move(handler);
+  }
+  void PutEndpoint(store::EndpointRecord endpoint, store::Callback<Unit> done) override {
+    Forward([=, this] { inner_.PutEndpoint(endpoint, done); });
+  }
+  void DeleteEndpoint(std::string id, store::Callback<Unit> done) override {
+    Forward([=, this] { inner_.DeleteEndpoint(id, done); });
+  }
+
+  // The rest as the inner store does it.
+  void Submit(std::vector<core::TaskSpec> t, core::Millis now,
+              store::Callback<std::vector<store::SubmitOutcome>> done) override {
+    inner_.Submit(std::move(t), now, std::move(done));
+  }
+  void Lease(store::LeaseRequest r, store::Callback<store::LeaseBatch> done) override {
+    inner_.Lease(std::move(r), std::move(done));
+  }
+  void Ack(store::AckRequest r, store::Callback<store::AttemptReport> done) override {
+    inner_.Ack(std::move(r), std::move(done));
+  }
+  void Fail(store::FailRequest r, store::RetryDecider d,
+            store::Callback<store::AttemptReport> done) override {
+    inner_.Fail(std::move(r), std::move(d), std::move(done));
+  }
+  void Extend(store::ExtendRequest r, store::Callback<core::Millis> done) override {
+    inner_.Extend(std::move(r), std::move(done));
+  }
+  void ExpireLeases(core::Millis now, store::RetryDecider d,
+                    store::Callback<std::vector<store::AttemptReport>> done) override {
+    inner_.ExpireLeases(now, std::move(d), std::move(done));
+  }
+  void PromoteDue(core::Millis now, store::Callback<std::vector<std::string>> done) override {
+    inner_.PromoteDue(now, std::move(done));
+  }
+  void NextWakeup(store::Callback<std::optional<core::Millis>> done) override {
+    inner_.NextWakeup(std::move(done));
+  }
+  void Cancel(std::string id, core::Millis now, store::Callback<core::Task> done) override {
+    inner_.Cancel(std::move(id), now, std::move(done));
+  }
+  void Replay(store::DeadSelector s, store::ReplayEdits e, store::ReplayCheck c, core::Millis now,
+              store::Callback<std::vector<core::Task>> done) override {
+    inner_.Replay(std::move(s), std::move(e), std::move(c), now, std::move(done));
+  }
+  void CancelDead(store::DeadSelector s, core::Millis now, store::Callback<int64_t> done) override {
+    inner_.CancelDead(std::move(s), now, std::move(done));
+  }
+  void Get(std::string id, store::Callback<core::Task> done) override {
+    inner_.Get(std::move(id), std::move(done));
+  }
+  void Attempts(std::string id, store::Callback<std::vector<core::Attempt>> done) override {
+    inner_.Attempts(std::move(id), std::move(done));
+  }
+  void Search(store::SearchQuery q, store::Callback<store::SearchPage> done) override {
+    inner_.Search(std::move(q), std::move(done));
+  }
+  void Depths(store::Callback<std::vector<store::DepthRow>> done) override {
+    inner_.Depths(std::move(done));
+  }
+  void PutSchema(store::SchemaRecord s, store::Callback<Unit> done) override {
+    inner_.PutSchema(std::move(s), std::move(done));
+  }
+  void GetSchema(std::string t, int v, store::Callback<store::SchemaRecord> done) override {
+    inner_.GetSchema(std::move(t), v, std::move(done));
+  }
+  void ListSchemas(store::Callback<std::vector<store::SchemaRecord>> done) override {
+    inner_.ListSchemas(std::move(done));
+  }
+  void GetEndpoint(std::string id, store::Callback<store::EndpointRecord> done) override {
+    inner_.GetEndpoint(std::move(id), std::move(done));
+  }
+  void ListEndpoints(store::Callback<std::vector<store::EndpointRecord>> done) override {
+    inner_.ListEndpoints(std::move(done));
+  }
+  void SubmitEvent(store::EventRecord e, std::vector<store::NewDelivery> d, core::Millis now,
+                   store::Callback<store::EventSubmitOutcome> done) override {
+    inner_.SubmitEvent(std::move(e), std::move(d), now, std::move(done));
+  }
+  void AddDeliveries(std::string source, std::string id, std::vector<store::NewDelivery> d,
+                     core::Millis now, store::Callback<store::StoredEvent> done) override {
+    inner_.AddDeliveries(std::move(source), std::move(id), std::move(d), now, std::move(done));
+  }
+  void GetEvent(std::string id, std::optional<std::string> source,
+                store::Callback<store::StoredEvent> done) override {
+    inner_.GetEvent(std::move(id), std::move(source), std::move(done));
+  }
+  void Ping(store::Callback<Unit> done) override { inner_.Ping(std::move(done)); }
+  void Close() override {}
+
+ private:
+  void Forward(Callback0 run) {
+    {
+      std::lock_guard lock(mu_);
+      if (hold_) return held_.push_back(std::move(run));
+    }
+    run();
+  }
+
+  store::Store& inner_;
+  std::mutex mu_;
+  bool hold_ = false;
+  std::vector<Callback0> held_;
+  std::mutex handler_mu_;
+  ChangeHandler handler_;
+};
+
+// What the directory told its listener (the deliverer), in order: a snapshot, or null when
+// removed.
+class DirectoryLog {
+ public:
+  void Attach(EndpointDirectory& directory) {
+    directory.SetListener([this](const std::string& id, EndpointDirectory::Snapshot ep) {
+      std::lock_guard lock(mu_);
+      seen_.emplace_back(id, std::move(ep));
+      cv_.notify_all();
+    });
+  }
+  // Waits (up to 5 s) until each of `ids` was heard of; returns everything heard so far.
+  std::vector<std::pair<std::string, EndpointDirectory::Snapshot>> WaitFor(
+      const std::set<std::string>& ids) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(5), [&] {
+      std::set<std::string> heard;
+      for (const auto& [id, ep] : seen_) heard.insert(id);
+      return std::includes(heard.begin(), heard.end(), ids.begin(), ids.end());
+    });
+    return seen_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<std::string, EndpointDirectory::Snapshot>> seen_;
+};
+
 class WebhookServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -43,7 +219,8 @@ class WebhookServiceTest : public ::testing::Test {
     config.sources = {{"billing", {"k-new", "k-old"}, false, {}},
                       {"shop", {"k-shop"}, true, {"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}};
     config.disable_after = 3600'000;
-    service_ = std::make_unique<WebhookService>(*engine_, *store_, clock_, random_, random_,
+    shared_ = std::make_unique<SharedStoreFake>(*store_);
+    service_ = std::make_unique<WebhookService>(*engine_, *shared_, clock_, random_, random_,
                                                 metrics_, config);
     ASSERT_TRUE(Await<Unit>([&](auto cb) { service_->Start(cb); }));
   }
@@ -51,6 +228,7 @@ class WebhookServiceTest : public ::testing::Test {
   void TearDown() override {
     engine_->Stop();
     service_.reset();
+    EXPECT_FALSE(shared_->has_handler()) << "the service unsets its change handler";
     engine_.reset();
     store_->Close();
     work_.reset();
@@ -84,6 +262,8 @@ class WebhookServiceTest : public ::testing::Test {
   core::SequenceRandom random_{{1, 2, 3, 4, 5, 6, 7, 8, 9}};
   core::Metrics metrics_;
   std::unique_ptr<store::Store> store_;
+  std::unique_ptr<SharedStoreFake> shared_;
+  DirectoryLog log_;  // outlives the service, whose directory may call it until then
   boost::asio::io_context io_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::thread io_thread_;
@@ -231,6 +411,78 @@ TEST_F(WebhookServiceTest, TheSameSignedRequestAgainIsAReplayAndRefused) {
   ASSERT_TRUE(resent);
   EXPECT_TRUE(resent->duplicate);
   EXPECT_EQ(GetEvent("evt_1")->deliveries.size(), 1u);
+}
+
+// Another process adds an endpoint, changes one (disabled, new URL) and deletes one: once the
+// store announces it, this process routes by what is stored now, and its deliverer (the
+// directory's listener) hears of each difference and of nothing else.
+TEST_F(WebhookServiceTest, AnAnnouncedChangeReloadsWhatAnotherProcessAddedChangedAndRemoved) {
+  Endpoint kept = CreateEndpoint(R"({"url":"http://a/","event_types":["*"]})");
+  Endpoint changed = CreateEndpoint(R"({"url":"http://b/","event_types":["*"]})");
+  Endpoint removed = CreateEndpoint(R"({"url":"http://c/","event_types":["*"]})");
+  log_.Attach(service_->directory());
+
+  // The other process writes to the shared store directly.
+  Endpoint added = kept;
+  added.id = "ep_other";
+  added.url = "http://d/";
+  added.created_at = added.updated_at = kT0 + 1;
+  ASSERT_TRUE(Await<Unit>([&](auto cb) { store_->PutEndpoint(ToRecord(added), cb); }));
+  Endpoint disabled = changed;
+  disabled.url = "http://b2/";
+  disabled.enabled = false;
+  disabled.updated_at = kT0 + 2;
+  ASSERT_TRUE(Await<Unit>([&](auto cb) { store_->PutEndpoint(ToRecord(disabled), cb); }));
+  ASSERT_TRUE(Await<Unit>([&](auto cb) { store_->DeleteEndpoint(removed.id, cb); }));
+  EXPECT_EQ(service_->ListEndpoints().size(), 3u) << "nothing changes before the announcement";
+
+  shared_->AnnounceChange();
+  auto seen = log_.WaitFor({added.id, changed.id, removed.id});
+  std::map<std::string, EndpointDirectory::Snapshot> last;
+  for (const auto& [id, ep] : seen) last[id] = ep;
+  ASSERT_EQ(last.size(), 3u) << "the unchanged endpoint is left alone";
+  ASSERT_TRUE(last[added.id]);
+  EXPECT_EQ(last[added.id]->url, "http://d/");
+  ASSERT_TRUE(last[changed.id]);
+  EXPECT_FALSE(last[changed.id]->enabled);
+  EXPECT_EQ(last.count(removed.id), 1u);
+  EXPECT_EQ(last[removed.id], nullptr);
+
+  EXPECT_EQ(service_->GetEndpoint(changed.id)->url, "http://b2/");
+  EXPECT_EQ(service_->GetEndpoint(removed.id).error().code, ErrorCode::kNotFound);
+  auto accepted = Post("billing", "k-new", std::string(kPaymentEvent), kT0);
+  ASSERT_TRUE(accepted) << accepted.error().message;
+  auto stored = GetEvent("evt_1");
+  ASSERT_TRUE(stored);
+  std::set<std::string> routed;
+  for (const auto& d : stored->deliveries) routed.insert(d.endpoint_id);
+  EXPECT_EQ(routed, (std::set<std::string>{kept.id, added.id}));
+}
+
+// A reload must not bring back what a write of this process is about to replace: the failure
+// streak the deliverer just reported is in the directory before the store has it.
+TEST_F(WebhookServiceTest, AReloadNeverUndoesAnEndpointWriteOfItsOwnStillOnItsWay) {
+  Endpoint ep = CreateEndpoint(R"({"url":"http://a/","event_types":["*"]})");
+  log_.Attach(service_->directory());
+  shared_->HoldWrites();
+  service_->RecordFailure(ep.id, "HTTP 500");
+  ASSERT_TRUE(service_->GetEndpoint(ep.id)->failing_since);
+
+  Endpoint other = ep;  // meanwhile another process adds one and announces it
+  other.id = "ep_other";
+  ASSERT_TRUE(Await<Unit>([&](auto cb) { store_->PutEndpoint(ToRecord(other), cb); }));
+  shared_->AnnounceChange();
+  shared_->ReleaseWrites();
+
+  auto seen = log_.WaitFor({other.id});
+  for (const auto& [id, snapshot] : seen) {
+    if (id == ep.id) {
+      ASSERT_TRUE(snapshot);
+      EXPECT_TRUE(snapshot->failing_since) << "the streak was undone by a stale read";
+    }
+  }
+  EXPECT_TRUE(service_->GetEndpoint(ep.id)->failing_since);
+  EXPECT_TRUE(service_->GetEndpoint(other.id));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -204,6 +205,9 @@ struct TokenGrant {
                        // granted 0: when the next token is due
 };
 
+// What a ChangeHandler is told when webhook endpoints changed.
+inline constexpr std::string_view kEndpointsChanged = "endpoints";
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -297,6 +301,17 @@ class Store {
   // soon as they can be leased (before Submit's callback, which may wait for their record):
   // the engine then leaves waking its long-polls for them to the store.
   virtual bool WakesOwnSubmits() const { return false; }
+
+  // Shared configuration that `what` names (kEndpointsChanged: what PutEndpoint / DeleteEndpoint
+  // write) may have changed under this process, so the caller should read it again: another
+  // process sharing the store changed it, or the store may have missed such news (it also calls
+  // the handler after it (re)subscribes and periodically). A store shared by several processes
+  // calls the handler on a thread of its own; the embedded store is never shared and ignores
+  // it. The handler must not block nor set the handler; once SetChangeHandler returns, the
+  // previous handler is not running and is never called again. nullptr unsets it.
+  using ChangeHandler = std::function<void(std::string_view what)>;
+  virtual void SetChangeHandler(ChangeHandler handler) {}
+
   // Finishes queued work, flushes, and stops the store's threads. Idempotent.
   virtual void Close() = 0;
 };

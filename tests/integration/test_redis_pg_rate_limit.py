@@ -51,7 +51,8 @@ def test_two_processes_keep_one_endpoints_rate_together(start_server, receiver, 
     first = start_server(data_dir=data_dir, config=webhook_config())
     ep = create_endpoint(first.api, receiver.url("/shared"), [etype],
                          rate_limit={"per_second": RATE, "burst": 1})
-    # Endpoints are loaded at start: the second process is started after the endpoint exists.
+    # The second process learns of the endpoint at start (test_redis_pg_webhook_endpoints.py
+    # covers an endpoint made while it runs).
     second = start_server(data_dir=data_dir, config=webhook_config(), args=["--role", "deliverer"])
     post_many(first.api, etype, EVENTS)
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -92,6 +93,9 @@ class Backend {
   Result<Unit> DeleteEndpoint(const std::string& endpoint_id);
   Result<EndpointRecord> GetEndpoint(const std::string& endpoint_id);
   Result<std::vector<EndpointRecord>> ListEndpoints();
+  // Tells the other processes' subscribers that `what` changed (PUBLISH P changed
+  // "origin\nwhat"). Best effort: they also read again after reconnecting and periodically.
+  void PublishChange(std::string_view what);
   Result<Unit> Ping();
   // PostgreSQL answered the last statement sent to it (or nothing failed yet).
   bool record_healthy() const { return pg_.healthy(); }

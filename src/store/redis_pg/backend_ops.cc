@@ -2,6 +2,7 @@
 // and the reads and bulk changes served partly from PostgreSQL.
 #include <algorithm>
 
+#include "core/log.h"
 #include "store/redis_pg/backend.h"
 
 namespace madeira::store::redis_pg {
@@ -283,6 +284,15 @@ Result<EndpointRecord> Backend::GetEndpoint(const std::string& endpoint_id) {
       "SELECT config, created_at, updated_at FROM endpoints WHERE endpoint_id = $1", {endpoint_id});
   if (r.Rows() == 0) return MakeError(ErrorCode::kNotFound, "no endpoint " + endpoint_id);
   return EndpointRecord{endpoint_id, r.Text(0, 0), r.Int(0, 1), r.Int(0, 2)};
+}
+
+void Backend::PublishChange(std::string_view what) {
+  try {
+    Call({std::nullopt, {"PUBLISH", prefix_ + "changed", consumer_ + "\n" + std::string(what)}});
+  } catch (const RedisIoError& e) {
+    core::Log(core::LogLevel::kWarn, "redis-pg: the other processes were not told of a change",
+              {{"what", std::string(what)}, {"error", e.what()}});
+  }
 }
 
 Result<std::vector<EndpointRecord>> Backend::ListEndpoints() {

@@ -127,10 +127,11 @@ class TypedOp final : public Op {
 class RedisPgStore final : public Store {
  public:
   RedisPgStore(std::unique_ptr<Backend> backend, std::unique_ptr<Backend> recorder,
-               std::string key_prefix, std::string client_name)
+               std::string key_prefix, std::string client_name, core::Millis change_resync)
       : backend_(std::move(backend)),
         recorder_(std::move(recorder)),
         prefix_(std::move(key_prefix)),
+        change_resync_(std::chrono::milliseconds(change_resync)),
         subscriber_(backend_->redis_endpoint(), backend_->io_timeout(), client_name + ":wake"),
         interrupt_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     recorder_->ShareConsumerWith(*backend_);
@@ -241,14 +242,19 @@ class RedisPgStore final : public Store {
     Blocking<std::vector<SchemaRecord>>(false, std::move(done),
                                         [](Backend& b) { return b.ListSchemas(); });
   }
+  // Both tell the other processes once PostgreSQL has the change (see SetChangeHandler).
   void PutEndpoint(EndpointRecord endpoint, Callback<Unit> done) override {
     Blocking<Unit>(false, std::move(done), [endpoint = std::move(endpoint)](Backend& b) {
-      return b.PutEndpoint(endpoint);
+      auto stored = b.PutEndpoint(endpoint);
+      if (stored) b.PublishChange(kEndpointsChanged);
+      return stored;
     });
   }
   void DeleteEndpoint(std::string endpoint_id, Callback<Unit> done) override {
     Blocking<Unit>(false, std::move(done), [endpoint_id = std::move(endpoint_id)](Backend& b) {
-      return b.DeleteEndpoint(endpoint_id);
+      auto deleted = b.DeleteEndpoint(endpoint_id);
+      if (deleted) b.PublishChange(kEndpointsChanged);
+      return deleted;
     });
   }
   void GetEndpoint(std::string endpoint_id, Callback<EndpointRecord> done) override {
@@ -308,6 +314,11 @@ class RedisPgStore final : public Store {
   void SetReadyHandler(ReadyHandler handler) override {
     std::lock_guard lock(handler_mu_);
     ready_handler_ = std::move(handler);
+  }
+
+  void SetChangeHandler(ChangeHandler handler) override {
+    std::lock_guard lock(change_mu_);  // waits for a call of the previous handler to end
+    change_handler_ = std::move(handler);
   }
 
   void Close() override {
@@ -574,26 +585,43 @@ class RedisPgStore final : public Store {
   }
 
   // Wake-ups from the other processes: the scripts PUBLISH "origin\nqueue\tcount..." on
-  // P wake. One blocking read at a time on a connection of its own; no polling.
+  // P wake; and their endpoint changes, "origin\nwhat" on P changed. One blocking read at a
+  // time on a connection of its own; no polling.
   void SubscribeLoop() {
-    const std::string channel = prefix_ + "wake";
+    const std::string wake_channel = prefix_ + "wake";
+    const std::string change_channel = prefix_ + "changed";
     bool reconnect = false;
+    auto last_resync = std::chrono::steady_clock::now();
     while (!subscriber_stop_) {
+      // A change whose PUBLISH failed (Redis away just then) still reaches every process.
+      if (std::chrono::steady_clock::now() - last_resync >= change_resync_) {
+        last_resync = std::chrono::steady_clock::now();
+        NotifyChange(kEndpointsChanged);
+      }
       try {
         if (!subscriber_.connected()) {
-          RedisReply queues = subscriber_.Command({"SMEMBERS", prefix_ + "queues"});
-          RedisReply sub = subscriber_.Command({"SUBSCRIBE", channel});
-          if (sub.IsError()) throw redis_pg::RedisIoError("redis: SUBSCRIBE: " + sub.str);
+          std::vector<RedisReply> replies = subscriber_.Pipeline({{"SMEMBERS", prefix_ + "queues"},
+                                                                  {"SUBSCRIBE", wake_channel},
+                                                                  {"SUBSCRIBE", change_channel}});
+          for (size_t i = 1; i < replies.size(); ++i) {
+            if (replies[i].IsError()) {
+              throw redis_pg::RedisIoError("redis: SUBSCRIBE: " + replies[i].str);
+            }
+          }
           if (reconnect) {
             // Wake-ups published while we were away are gone: wake every parked long-poll.
             std::map<std::string, int> all;
-            for (const RedisReply& q : queues.elements) all[q.str] = kWakeAll;
+            for (const RedisReply& q : replies[0].elements) all[q.str] = kWakeAll;
             Dispatch(all);
           }
           reconnect = true;
+          // Changes made before this subscribe (while away, or before the first) are read again.
+          last_resync = std::chrono::steady_clock::now();
+          NotifyChange(kEndpointsChanged);
         }
-        std::optional<RedisReply> message = subscriber_.ReadWithin(kSubscriberRead, interrupt_fd_);
-        if (message) OnWakeMessage(*message);
+        std::optional<RedisReply> message = subscriber_.ReadWithin(
+            std::min<core::Millis>(kSubscriberRead, change_resync_.count()), interrupt_fd_);
+        if (message) OnMessage(*message, change_channel);
       } catch (const std::exception&) {
         subscriber_.Disconnect();
         std::unique_lock lock(subscriber_mu_);
@@ -603,7 +631,7 @@ class RedisPgStore final : public Store {
     subscriber_.Disconnect();
   }
 
-  void OnWakeMessage(const RedisReply& message) {
+  void OnMessage(const RedisReply& message, const std::string& change_channel) {
     // ["message", channel, payload]
     if (message.elements.size() != 3 || message.elements[0].str != "message") return;
     const std::string& payload = message.elements[2].str;
@@ -611,7 +639,10 @@ class RedisPgStore final : public Store {
     if (line_end == std::string::npos) return;
     if (payload.compare(0, line_end, backend_->origin()) == 0 &&
         line_end == backend_->origin().size()) {
-      return;  // our own: the engine woke its waiters already
+      return;  // our own: the engine woke its waiters already, the directory has the change
+    }
+    if (message.elements[1].str == change_channel) {
+      return NotifyChange(std::string_view(payload).substr(line_end + 1));
     }
     std::map<std::string, int> ready;
     while (line_end < payload.size()) {
@@ -629,6 +660,11 @@ class RedisPgStore final : public Store {
     if (!ready.empty()) Dispatch(ready);
   }
 
+  void NotifyChange(std::string_view what) {
+    std::lock_guard lock(change_mu_);  // held while it runs: see SetChangeHandler
+    if (change_handler_) change_handler_(what);
+  }
+
   void Dispatch(const std::map<std::string, int>& ready) {
     ReadyHandler handler;
     {
@@ -641,7 +677,8 @@ class RedisPgStore final : public Store {
   std::unique_ptr<Backend> backend_;   // the store thread's
   std::unique_ptr<Backend> recorder_;  // the recorder thread's
   std::string prefix_;
-  core::SystemRandom random_;  // lease ids
+  std::chrono::milliseconds change_resync_;  // see SubscribeLoop
+  core::SystemRandom random_;                // lease ids
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Op>> queue_;
@@ -665,6 +702,8 @@ class RedisPgStore final : public Store {
   std::condition_variable subscriber_cv_;
   std::mutex handler_mu_;
   ReadyHandler ready_handler_;
+  std::mutex change_mu_;
+  ChangeHandler change_handler_;
 
   std::thread thread_;  // last: started after everything they use
   std::thread recorder_thread_;
@@ -717,7 +756,8 @@ core::Result<std::unique_ptr<Store>> OpenRedisPgStore(const RedisPgOptions& opti
   std::string prefix = NamesFor(options.name_space)->key_prefix;
   std::string client_name = prefix.substr(0, prefix.size() - 1);
   return std::unique_ptr<Store>(new RedisPgStore(std::move(*backend), std::move(*recorder),
-                                                 std::move(prefix), std::move(client_name)));
+                                                 std::move(prefix), std::move(client_name),
+                                                 options.change_resync));
 }
 
 core::Result<RecoverReport> RecoverRedisPg(const RedisPgOptions& options, core::Millis now,

@@ -35,6 +35,9 @@ struct RedisPgOptions {
   // Accept a Redis without appendonly yes + appendfsync always (accepted tasks may then be lost).
   bool allow_volatile_redis = false;
   core::Millis io_timeout = 10'000;
+  // Besides telling the other processes about each endpoint change (Store::SetChangeHandler),
+  // every process reads them again this often, in case one such message was lost.
+  core::Millis change_resync = 30'000;
 };
 
 // Connects to both, checks Redis persistence, applies PostgreSQL migrations, loads the scripts and

@@ -538,6 +538,94 @@ TEST(RedisPgStore, WakesTheLongPollsOfOtherProcesses) {
   (*b)->Close();
 }
 
+// An endpoint written through one process reaches the others at once: the store announces it
+// on P changed, and each other store tells its change handler (never the writer's own).
+TEST(RedisPgStore, TellsOtherProcessesThatEndpointsChanged) {
+  ASSERT_TRUE(HaveServices());
+  using testing::Await;
+  const std::string ns = NamespaceFor("changed-" + std::to_string(::getpid()));
+  auto a = OpenRedisPgStore(TestOptions(ns));
+  auto b = OpenRedisPgStore(TestOptions(ns));
+  ASSERT_TRUE(a && b);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> heard_a, heard_b;
+  (*a)->SetChangeHandler([&](std::string_view what) {
+    std::lock_guard lock(mu);
+    heard_a.emplace_back(what);
+    cv.notify_all();
+  });
+  (*b)->SetChangeHandler([&](std::string_view what) {
+    std::lock_guard lock(mu);
+    heard_b.emplace_back(what);
+    cv.notify_all();
+  });
+  // Both subscribed (each then tells its handler once, if it was set by then): ask Redis.
+  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  const std::string channel = "madeira:" + ns + ":changed";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (admin.Command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer < 2) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the stores never subscribed";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  size_t a_before = 0, b_before = 0;
+  {
+    std::lock_guard lock(mu);
+    a_before = heard_a.size();
+    b_before = heard_b.size();
+  }
+
+  EndpointRecord ep{"ep_1", R"({"url":"http://a/"})", testing::kT0, testing::kT0};
+  ASSERT_TRUE(Await<Unit>([&](auto done) { (*a)->PutEndpoint(ep, done); }));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(
+        cv.wait_for(lock, std::chrono::seconds(1), [&] { return heard_b.size() == b_before + 1; }));
+    EXPECT_EQ(heard_b.back(), kEndpointsChanged);
+  }
+  ASSERT_TRUE(Await<Unit>([&](auto done) { (*b)->DeleteEndpoint("ep_1", done); }));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(
+        cv.wait_for(lock, std::chrono::seconds(1), [&] { return heard_a.size() > a_before; }));
+    // Messages arrive in order: a's own announcement came first and was not handed over.
+    EXPECT_EQ(heard_a.size(), a_before + 1);
+    EXPECT_EQ(heard_a.back(), kEndpointsChanged);
+  }
+  // A failed delete announces nothing.
+  auto again = Await<Unit>([&](auto done) { (*b)->DeleteEndpoint("ep_1", done); });
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, core::ErrorCode::kNotFound);
+  (*a)->SetChangeHandler(nullptr);
+  (*b)->SetChangeHandler(nullptr);
+  (*a)->Close();
+  (*b)->Close();
+}
+
+// An announcement can be lost (its PUBLISH failed while Redis was away): every store also tells
+// its handler every change_resync, so each process reads the endpoints again anyway.
+TEST(RedisPgStore, TellsItsChangeHandlerPeriodicallyInCaseAnAnnouncementWasLost) {
+  ASSERT_TRUE(HaveServices());
+  RedisPgOptions options = TestOptions(NamespaceFor("resync-" + std::to_string(::getpid())));
+  options.change_resync = 100;
+  auto store = OpenRedisPgStore(options);
+  ASSERT_TRUE(store) << store.error().message;
+  std::mutex mu;
+  std::condition_variable cv;
+  int heard = 0;
+  (*store)->SetChangeHandler([&](std::string_view what) {
+    std::lock_guard lock(mu);
+    if (what == kEndpointsChanged) ++heard;
+    cv.notify_all();
+  });
+  {
+    std::unique_lock lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(2), [&] { return heard >= 3; })) << heard;
+  }
+  (*store)->SetChangeHandler(nullptr);
+  (*store)->Close();
+}
+
 TEST(RedisPgStore, ParsesRedisUrls) {
   auto full = redis_pg::ParseRedisUrl("redis://user:pw@10.0.0.5:6380/3");
   ASSERT_TRUE(full);
