@@ -14,25 +14,14 @@
 #include "store/conformance/sync.h"
 #include "store/redis_pg/redis_conn.h"
 #include "store/redis_pg/redis_pg_store.h"
+#include "store/redis_pg/test_services_env.h"
 
 namespace madeira::store {
 namespace {
 
 using testing::Await;
 
-// As in redis_pg_store_test.cc: the environment, else the file the ctest fixture wrote.
-std::string Env(const char* name) {
-  if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return v;
-  const char* file = std::getenv("MADEIRA_TEST_SERVICES_ENV");
-  if (file == nullptr) return "";
-  std::ifstream in(file);
-  std::string line;
-  const std::string want = std::string(name) + "=";
-  while (std::getline(in, line)) {
-    if (line.rfind(want, 0) == 0) return line.substr(want.size());
-  }
-  return "";
-}
+using redis_pg::test::Env;
 
 class RedisPgRateBucket : public ::testing::Test {
  protected:

@@ -25,24 +25,12 @@
 #include "store/conformance/sync.h"
 #include "store/redis_pg/pg_conn.h"
 #include "store/redis_pg/redis_conn.h"
+#include "store/redis_pg/test_services_env.h"
 
 namespace madeira::store {
 namespace {
 
-// A variable from the environment, else from the file ctest's redis_pg_services fixture wrote
-// (MADEIRA_TEST_SERVICES_ENV names it; lines NAME=VALUE).
-std::string Env(const char* name) {
-  if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return v;
-  const char* file = std::getenv("MADEIRA_TEST_SERVICES_ENV");
-  if (file == nullptr) return "";
-  std::ifstream in(file);
-  std::string line;
-  const std::string want = std::string(name) + "=";
-  while (std::getline(in, line)) {
-    if (line.rfind(want, 0) == 0) return line.substr(want.size());
-  }
-  return "";
-}
+using redis_pg::test::Env;
 
 // The namespace of a test directory: the same dir (a reopen) finds the same keys and tables.
 std::string NamespaceFor(const std::string& dir) {

@@ -82,17 +82,6 @@ end
 -- fraction of the bytes, which Redis writes to its AOF, reads back and deletes again.
 local STATE_FIELDS = {'ver', 'status', 'retry', 'attempts', 'updated', 'next', 'lerr', 'result',
                       'dedup', 'fastused', 'infast'}
-local function record_state(k, id)
-  local h = redis.call('HMGET', k, unpack(STATE_FIELDS))
-  local rec = {'kind', 'state', 'id', id}
-  for i, name in ipairs(STATE_FIELDS) do
-    if h[i] then
-      rec[#rec + 1] = name
-      rec[#rec + 1] = h[i]
-    end
-  end
-  redis.call('XADD', P .. 'outbox', '*', unpack(rec))
-end
 -- A hash as a Lua table and back: the hot paths read a task once (HGETALL), work on the table
 -- and write back only what changed; every redis.call costs Redis more than the work it does.
 local function as_table(flat)
@@ -108,7 +97,7 @@ local function as_flat(h)
   end
   return flat
 end
--- record_state for a task held as a table (h as it is after the change).
+-- The state record of a task held as a table (h as it is after the change), or read from k.
 local function record_state_of(h, id)
   local rec = {'kind', 'state', 'id', id}
   for _, name in ipairs(STATE_FIELDS) do
@@ -118,6 +107,11 @@ local function record_state_of(h, id)
     end
   end
   redis.call('XADD', P .. 'outbox', '*', unpack(rec))
+end
+local function record_state(k, id)
+  local values, h = redis.call('HMGET', k, unpack(STATE_FIELDS)), {}
+  for i, name in ipairs(STATE_FIELDS) do h[name] = values[i] or nil end
+  record_state_of(h, id)
 end
 local function touch(k, now)
   redis.call('HSET', k, 'ver', s(tonumber(redis.call('HGET', k, 'ver')) + 1), 'updated', now)
