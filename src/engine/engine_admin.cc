@@ -59,7 +59,11 @@ void Engine::Impl::PutSchema(std::string task_type, int version, boost::json::va
   store_.PutSchema(std::move(record), [self = shared_from_this(), task_type, version,
                                        schema = std::move(schema), done](Result<Unit> stored) {
     if (!stored) return done(stored.error());
-    (void)self->schemas_.Put(task_type, version, schema);
+    {
+      std::lock_guard lock(self->schema_text_mu_);
+      (void)self->schemas_.Put(task_type, version, schema);
+      self->schema_text_[{task_type, version}] = boost::json::serialize(schema);
+    }
     done(Unit{});
   });
 }

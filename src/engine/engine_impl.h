@@ -45,7 +45,10 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
   void Stop() {
     stopped_ = true;
     waiters_.Stop();
-    asio::post(strand_, [self = shared_from_this()] { self->timer_.cancel(); });
+    asio::post(strand_, [self = shared_from_this()] {
+      self->timer_.cancel();
+      self->schema_timer_.cancel();
+    });
   }
 
   void Submit(std::vector<boost::json::value> envelopes,
@@ -100,6 +103,11 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
   // Makes sure the timer fires no later than `due`.
   void ArmNoLaterThan(Millis due);
   void OnTimer();
+  // Loads the stored schemas that differ from what this process compiled (at start, and every
+  // kSchemaSync on a store other processes share: a schema registered through one of them must
+  // hold here too).
+  void LoadSchemas(const std::vector<store::SchemaRecord>& records);
+  void SyncSchemasLater();
 
   asio::strand<asio::any_io_executor> strand_;
   store::Store& store_;
@@ -112,6 +120,9 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
   std::atomic<bool> stopped_{false};
 
   asio::steady_timer timer_;  // touched only on strand_
+  asio::steady_timer schema_timer_{strand_};
+  std::mutex schema_text_mu_;
+  std::map<std::pair<std::string, int>, std::string> schema_text_;  // as compiled, by key
   std::mutex timer_mu_;
   Millis armed_for_ = std::numeric_limits<Millis>::max();
 

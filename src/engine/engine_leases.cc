@@ -12,6 +12,9 @@ using core::MakeError;
 using core::Task;
 using core::TaskStatus;
 
+// How often a process re-reads the schemas on a store other processes share.
+constexpr auto kSchemaSync = std::chrono::seconds(1);
+
 void Engine::Impl::Start(Callback<Unit> done) {
   // Tasks another process (sharing the store) made ready wake the long-polls parked here.
   store_.SetReadyHandler([weak = weak_from_this()](const std::map<std::string, int>& ready) {
@@ -20,16 +23,39 @@ void Engine::Impl::Start(Callback<Unit> done) {
   store_.ListSchemas(
       [self = shared_from_this(), done](Result<std::vector<store::SchemaRecord>> schemas) {
         if (!schemas) return done(schemas.error());
-        for (const auto& record : *schemas) {
-          auto json = core::ParseJson(record.schema);
-          if (!json || !self->schemas_.Put(record.task_type, record.version, *json)) {
-            core::Log(core::LogLevel::kError, "stored schema no longer compiles",
-                      {{"task_type", record.task_type}});
-          }
-        }
+        self->LoadSchemas(*schemas);
+        if (self->store_.SharedByProcesses()) self->SyncSchemasLater();
         if (!self->config_.run_timers) return done(Unit{});
         self->RunDueWork(done);
       });
+}
+
+void Engine::Impl::LoadSchemas(const std::vector<store::SchemaRecord>& records) {
+  std::lock_guard lock(schema_text_mu_);
+  for (const auto& record : records) {
+    std::string& loaded = schema_text_[{record.task_type, record.version}];
+    if (loaded == record.schema) continue;
+    auto json = core::ParseJson(record.schema);
+    if (!json || !schemas_.Put(record.task_type, record.version, *json)) {
+      core::Log(core::LogLevel::kError, "stored schema no longer compiles",
+                {{"task_type", record.task_type}});
+    }
+    loaded = record.schema;
+  }
+}
+
+void Engine::Impl::SyncSchemasLater() {
+  asio::post(strand_, [self = shared_from_this()] {
+    if (self->stopped_) return;
+    self->schema_timer_.expires_after(kSchemaSync);
+    self->schema_timer_.async_wait([self](boost::system::error_code ec) {
+      if (ec || self->stopped_) return;
+      self->store_.ListSchemas([self](Result<std::vector<store::SchemaRecord>> schemas) {
+        if (schemas) self->LoadSchemas(*schemas);  // a failed read: the next tick reads again
+        self->SyncSchemasLater();
+      });
+    });
+  });
 }
 
 // ---- submit ----

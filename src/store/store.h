@@ -301,6 +301,9 @@ class Store {
   // soon as they can be leased (before Submit's callback, which may wait for their record):
   // the engine then leaves waking its long-polls for them to the store.
   virtual bool WakesOwnSubmits() const { return false; }
+  // True when other processes may change what this one has loaded (schemas): the engine then
+  // reads them again every second. The embedded store is never shared.
+  virtual bool SharedByProcesses() const { return false; }
 
   // Shared configuration that `what` names (kEndpointsChanged: what PutEndpoint / DeleteEndpoint
   // write) may have changed under this process, so the caller should read it again: another

@@ -581,3 +581,28 @@ def test_long_poll_in_one_process_wakes_on_a_submit_through_another(cluster):
     status, _, body = result["resp"]
     assert status == 200 and [l["task"]["task_id"] for l in body["leases"]] == ["wake-00000"]
     assert result["answered"] - submitted < 1.0, result["answered"] - submitted
+
+
+def test_a_schema_registered_through_one_process_holds_in_the_others(cluster):
+    a, b = cluster(2)
+    ca, cb = Http(a.port), Http(b.port)
+    schema = {"type": "object", "required": ["order_id"],
+              "properties": {"order_id": {"type": "integer"}}}
+    status, _, body = ca.call("PUT", "/v1/schemas/multi.schema/1", schema)
+    assert status in (200, 201, 204), body
+    bad = {"task_type": "multi.schema", "queue": QUEUE, "payload_version": 1,
+           "payload": {"order_id": "not a number"}}
+    # B reads the stored schemas again every second; bounded wait for it to enforce A's.
+    deadline = time.monotonic() + 5
+    while True:
+        status, _, body = cb.call("POST", "/v1/tasks", bad)
+        if status != 202:
+            break
+        assert time.monotonic() < deadline, "process B never enforced the schema A registered"
+        time.sleep(0.1)
+    assert status == 400, body
+    assert body["error"]["code"] == "schema_violation", body
+    good = dict(bad, payload={"order_id": 7})
+    assert cb.call("POST", "/v1/tasks", good)[0] == 202
+    ca.close()
+    cb.close()

@@ -310,6 +310,7 @@ class RedisPgStore final : public Store {
   }
 
   bool WakesOwnSubmits() const override { return true; }
+  bool SharedByProcesses() const override { return true; }
 
   void SetReadyHandler(ReadyHandler handler) override {
     std::lock_guard lock(handler_mu_);
