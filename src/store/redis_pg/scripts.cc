@@ -155,10 +155,10 @@ local function clear_fast(k)
     redis.call('HSET', k, 'infast', '0')
   end
 end
-local function attempt_record(k, id, now, outcome, err, http, excerpt)
-  local h = redis.call('HMGET', k, 'attempts', 'worker', 'astart')
-  local rec = {'kind', 'attempt', 'task_id', id, 'attempt', h[1], 'worker', h[2] or '',
-               'started', h[3] or now, 'finished', now, 'outcome', outcome}
+-- The finished attempt's record, from the task held as a table (its attempts, worker, astart).
+local function attempt_record_of(h, id, now, outcome, err, http, excerpt)
+  local rec = {'kind', 'attempt', 'task_id', id, 'attempt', h.attempts, 'worker', h.worker or '',
+               'started', h.astart or now, 'finished', now, 'outcome', outcome}
   local function add(name, v)
     local x = opt(v)
     if x then
@@ -170,6 +170,11 @@ local function attempt_record(k, id, now, outcome, err, http, excerpt)
   add('http', http)
   add('excerpt', excerpt)
   redis.call('XADD', P .. 'outbox', '*', unpack(rec))
+end
+local function attempt_record(k, id, now, outcome, err, http, excerpt)
+  local v = redis.call('HMGET', k, 'attempts', 'worker', 'astart')
+  attempt_record_of({attempts = v[1], worker = v[2] or nil, astart = v[3] or nil}, id, now,
+                    outcome, err, http, excerpt)
 end
 -- A new task from 12 arguments at a[i]: id type queue pv payload sched timeout maxr prio trace
 -- ikey? chash. Returns its status.
@@ -427,17 +432,7 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
     redis.call('HINCRBY', P .. 'fast', h.type, -1)
     h.infast = '0'
   end
-  local rec = {'kind', 'attempt', 'task_id', id, 'attempt', h.attempts, 'worker', h.worker or '',
-               'started', h.astart or now, 'finished', now, 'outcome', 'succeeded'}
-  if opt(http) then
-    rec[#rec + 1] = 'http'
-    rec[#rec + 1] = opt(http)
-  end
-  if opt(excerpt) then
-    rec[#rec + 1] = 'excerpt'
-    rec[#rec + 1] = opt(excerpt)
-  end
-  redis.call('XADD', P .. 'outbox', '*', unpack(rec))
+  attempt_record_of(h, id, now, 'succeeded', '-', http, excerpt)
   h.status, h.result, h.next, h.lease, h.deadline = 'succeeded', opt(result), nil, nil, nil
   h.ver, h.updated = s(tonumber(h.ver) + 1), now
   redis.call('ZREM', qkey(q, 'leases'), id)
