@@ -16,7 +16,7 @@ using core::ErrorCode;
 using core::MakeError;
 using core::TaskStatus;
 
-constexpr int kOutboxBatch = 2000;
+constexpr int kOutboxBatch = 256;   // entries; one holds up to ~60 records
 constexpr int kFlushRounds = 1000;  // bounds one flush; what is left waits for the next
 constexpr int kCopyTries = 3;       // a copy aborted by a deadlock runs again
 constexpr auto kClaimInterval = std::chrono::seconds(2);
@@ -203,20 +203,20 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
                          {"XREADGROUP", "GROUP", "pg", consumer_, "COUNT", Num(kOutboxBatch),
                           "STREAMS", stream, phase == Phase::kNew ? ">" : after}});
     if (r.IsError()) throw RedisIoError("redis: XREADGROUP: " + r.str);
-    std::vector<Fields> entries;
+    std::vector<Fields> records;
     std::vector<std::string> ids;
-    std::multimap<std::string, std::string> state_ids;  // task id -> its kind=state entries
+    std::multimap<std::string, std::string> state_ids;  // task id -> entries with its kind=state
     if (!r.IsNil() && !r.elements.empty()) {
       for (const RedisReply& e : r.elements[0].elements.at(1).elements) {
         ids.push_back(e.elements.at(0).str);
-        if (e.elements.size() > 1 && !e.elements[1].IsNil()) {
-          entries.push_back(FieldsFromFlat(e.elements[1]));
-          auto kind = entries.back().find("kind");
-          auto id = entries.back().find("id");
-          if (kind != entries.back().end() && kind->second == "state" &&
-              id != entries.back().end()) {
+        if (e.elements.size() < 2 || e.elements[1].IsNil()) continue;
+        for (Fields& f : RecordsFromFlat(e.elements[1])) {
+          auto kind = f.find("kind");
+          auto id = f.find("id");
+          if (kind != f.end() && kind->second == "state" && id != f.end()) {
             state_ids.emplace(id->second, ids.back());
           }
+          records.push_back(std::move(f));
         }
       }
     }
@@ -228,22 +228,22 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
       continue;
     }
     if (phase != Phase::kNew) after = ids.back();
-    const std::set<std::string> deferred = CopyToRecord(BuildRecordBatch(entries));
+    const std::set<std::string> deferred = CopyToRecord(BuildRecordBatch(records));
     // A change whose task has no row yet (its full record is with another process's copy) stays
     // pending, for a later flush; everything else is done.
     RedisCommand ack{"XACK", stream, "pg"};
-    RedisCommand del{"XDEL", stream};
     std::set<std::string> keep;
     for (const std::string& task_id : deferred) {
       auto [from, to] = state_ids.equal_range(task_id);
       for (auto it = from; it != to; ++it) keep.insert(it->second);
     }
     for (const std::string& id : ids) {
-      if (keep.count(id) != 0) continue;
-      ack.push_back(id);
-      del.push_back(id);
+      if (keep.count(id) == 0) ack.push_back(id);
     }
-    if (ack.size() > 3) Pipeline({{std::nullopt, ack}, {std::nullopt, del}});
+    if (ack.size() > 3) {
+      Call({std::nullopt, ack});
+      TrimOutbox();
+    }
     if (phase == Phase::kNew && static_cast<int>(ids.size()) < kOutboxBatch) {
       if (caught_up) caught_up();
       phase = Phase::kPendingAgain;
@@ -251,6 +251,28 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     }
   }
   return false;
+}
+
+void Backend::TrimOutbox() {
+  // Copied entries go by trimming the stream up to the oldest one still needed: the oldest
+  // entry read but not acknowledged by any process, else the group's last read one (those after
+  // it are unread). XDEL of each copied entry cost Redis several µs an entry; trimming whole
+  // nodes ("~") costs next to nothing. Only acknowledgements happen between the two reads and the
+  // trim, and they only move the bound later, so the bound read is safe.
+  const std::string stream = prefix_ + "outbox";
+  std::vector<RedisReply> r = Pipeline(
+      {{std::nullopt, {"XPENDING", stream, "pg"}}, {std::nullopt, {"XINFO", "GROUPS", stream}}});
+  std::string bound;
+  if (!r[0].IsError() && r[0].elements.size() >= 2 && !r[0].elements[1].IsNil()) {
+    bound = r[0].elements[1].str;  // [count, smallest id, greatest id, consumers]
+  } else if (!r[1].IsError()) {
+    for (const RedisReply& group : r[1].elements) {
+      Fields g = FieldsFromFlat(group);
+      if (g["name"] == "pg") bound = g["last-delivered-id"];
+    }
+  }
+  if (bound.empty() || bound == "0-0") return;
+  Call({std::nullopt, {"XTRIM", stream, "MINID", "~", bound}});
 }
 
 std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {

@@ -105,6 +105,7 @@ class Backend {
   // One transaction: the batch's rows into PostgreSQL. Returns the ids of the tasks whose state
   // changes found no row to change (their full record is not copied yet).
   std::set<std::string> CopyToRecord(const RecordBatch& batch);
+  void TrimOutbox();  // drops the entries every process has copied
   std::optional<LiveTask> GetLive(const std::string& task_id);
   std::optional<core::Task> GetRecorded(const std::string& task_id);
   Result<std::vector<LiveTask>> SelectDead(const DeadSelector& selector);

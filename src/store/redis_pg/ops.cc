@@ -77,7 +77,7 @@ Result<LeaseBatch> LeaseReply(const RedisReply& r) {
   if (r.IsError()) return ScriptError(r);
   LeaseBatch batch;
   for (const RedisReply& l : r.elements.at(0).elements) {
-    LiveTask live = TaskFromFields(FieldsFromFlat(l.elements.at(1)));
+    LiveTask live = TaskFromFields(FieldsWithChanges(l.elements.at(1), l.elements.at(2)));
     batch.leases.push_back(store::Lease{l.elements.at(0).str, live.fencing_token, live.deadline,
                                         std::move(live.task), live.ready_at});
   }
@@ -95,7 +95,7 @@ RedisCall AckCall(const AckRequest& request) {
 Result<AttemptReport> AckReply(const RedisReply& r) {
   if (r.IsError()) return ScriptError(r);
   if (r.elements.empty() || r.elements[0].str != "ok") return LeaseLost();
-  LiveTask live = TaskFromFields(FieldsFromFlat(r.elements.at(1)));
+  LiveTask live = TaskFromFields(FieldsWithChanges(r.elements.at(1), r.elements.at(2)));
   return AttemptReport{std::move(live.task), live.attempt_started_at, {}};
 }
 

@@ -351,6 +351,155 @@ core::TaskSpec TestSpec(const std::string& id, core::Millis at = testing::kT0) {
   return s;
 }
 
+// A store on a namespace of its own (`name` and this process), or nullptr after a failure.
+std::unique_ptr<Store> OpenOwn(const std::string& name, std::string* name_space = nullptr) {
+  if (!HaveServices()) return nullptr;
+  const std::string ns = NamespaceFor(name + "-" + std::to_string(::getpid()));
+  if (name_space) *name_space = ns;
+  auto opened = OpenRedisPgStore(TestOptions(ns));
+  if (!opened) {
+    ADD_FAILURE() << "open redis-pg: " << opened.error().message;
+    return nullptr;
+  }
+  return std::move(*opened);
+}
+
+// Up to max_tasks of queue "q" (TestSpec's), for worker "w".
+LeaseRequest LeaseFromQ(int max_tasks) {
+  LeaseRequest lease;
+  lease.worker_id = "w";
+  lease.queues = {"q"};
+  lease.max_tasks = max_tasks;
+  lease.now = testing::kT0 + 1;
+  return lease;
+}
+
+// A lease id names its task (<random>~<queue>~<task id>), so no key per lease is kept; a lease
+// made by an older Madeira (random id only, found through P lease:<id>) can still be acked
+// after an upgrade, and only the exact id holding the task is honoured.
+TEST(RedisPgStore, AcksLeasesByTheirTaskAndLeasesMadeBeforeThat) {
+  using testing::Await;
+  using testing::kT0;
+  std::string ns;
+  auto own = OpenOwn("lease-ids", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>([&](auto done) {
+    store.Submit({TestSpec("new"), TestSpec("old")}, kT0, done);
+  }));
+  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(2), done); });
+  ASSERT_TRUE(batch);
+  ASSERT_EQ(batch->leases.size(), 2u);
+  std::map<std::string, std::string> lease_of;
+  for (const auto& l : batch->leases) lease_of[l.task.spec.task_id] = l.lease_id;
+  EXPECT_NE(lease_of["new"].find("~q~new"), std::string::npos) << lease_of["new"];
+
+  AckRequest ack;
+  ack.now = kT0 + 2;
+  ack.lease_id = lease_of["new"];
+  AckRequest forged = ack;  // the right task, another random part
+  forged.lease_id[0] = forged.lease_id[0] == '0' ? '1' : '0';
+  auto refused = Await<AttemptReport>([&](auto done) { store.Ack(forged, done); });
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, core::ErrorCode::kLeaseLost);
+  auto acked = Await<AttemptReport>([&](auto done) { store.Ack(ack, done); });
+  ASSERT_TRUE(acked) << acked.error().message;
+  EXPECT_EQ(acked->task.status, core::TaskStatus::kSucceeded);
+  EXPECT_FALSE(acked->task.next_attempt_at);
+
+  // "old" as an older Madeira would have leased it.
+  const std::string prefix = "madeira:" + ns + ":";
+  const std::string old_id = "00112233445566778899aabbccddeeff";
+  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  admin.Command({"HSET", prefix + "{q}:task:old", "lease", old_id});
+  admin.Command({"SET", prefix + "lease:" + old_id, "q\told"});
+  ack.lease_id = lease_of["old"];  // superseded by the old-style lease
+  auto lost = Await<AttemptReport>([&](auto done) { store.Ack(ack, done); });
+  ASSERT_FALSE(lost);
+  EXPECT_EQ(lost.error().code, core::ErrorCode::kLeaseLost);
+  ack.lease_id = old_id;
+  auto old_acked = Await<AttemptReport>([&](auto done) { store.Ack(ack, done); });
+  ASSERT_TRUE(old_acked) << old_acked.error().message;
+  EXPECT_EQ(old_acked->task.spec.task_id, "old");
+  EXPECT_EQ(admin.Command({"EXISTS", prefix + "lease:" + old_id}).integer, 0);
+  store.Close();
+}
+
+// The acks of one lease queued together are merged into one script call: only the first
+// completes the task; the task is recorded once.
+TEST(RedisPgStore, TwoAcksOfOneLeaseQueuedTogetherCompleteItOnce) {
+  using testing::Await;
+  using testing::kT0;
+  auto own = OpenOwn("ack-twice");
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
+      [&](auto done) { store.Submit({TestSpec("once")}, kT0, done); }));
+  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  ASSERT_TRUE(batch);
+  ASSERT_EQ(batch->leases.size(), 1u);
+  AckRequest ack;
+  ack.lease_id = batch->leases[0].lease_id;
+  ack.now = kT0 + 2;
+  std::mutex mu;
+  std::condition_variable cv;
+  int answered = 0;
+  int succeeded = 0;
+  int lost = 0;
+  for (int i = 0; i < 3; ++i) {
+    store.Ack(ack, [&](Result<AttemptReport> r) {
+      std::lock_guard lock(mu);
+      ++answered;
+      if (r) ++succeeded;
+      if (!r && r.error().code == core::ErrorCode::kLeaseLost) ++lost;
+      cv.notify_all();
+    });
+  }
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return answered == 3; }));
+  }
+  EXPECT_EQ(succeeded, 1);
+  EXPECT_EQ(lost, 2);
+  auto attempts =
+      Await<std::vector<core::Attempt>>([&](auto done) { store.Attempts("once", done); });
+  ASSERT_TRUE(attempts);
+  EXPECT_EQ(attempts->size(), 1u);
+  store.Close();
+}
+
+// Copied outbox entries are trimmed away: the stream does not grow with the work done.
+TEST(RedisPgStore, TheOutboxIsTrimmedOnceCopied) {
+  using testing::Await;
+  using testing::kT0;
+  std::string ns;
+  auto own = OpenOwn("trim", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  constexpr int kTasks = 300;
+  for (int i = 0; i < kTasks; ++i) {  // one call (and one outbox entry) each
+    ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
+        [&](auto done) { store.Submit({TestSpec("t" + std::to_string(i))}, kT0, done); }));
+  }
+  for (int i = 0; i < kTasks; ++i) {
+    auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+    ASSERT_TRUE(batch);
+    ASSERT_EQ(batch->leases.size(), 1u);
+    AckRequest ack;
+    ack.lease_id = batch->leases[0].lease_id;
+    ack.now = kT0 + 2;
+    ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
+  }
+  // A read of a finished task copies the outbox first.
+  auto task = Await<core::Task>([&](auto done) { store.Get("t0", done); });
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->status, core::TaskStatus::kSucceeded);
+  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  const int64_t left = admin.Command({"XLEN", "madeira:" + ns + ":outbox"}).integer;
+  EXPECT_LT(left, 150) << "of " << 3 * kTasks << " entries written";
+  store.Close();
+}
+
 // Redis loses everything (FLUSHALL): serve refuses to start on it, `madeira recover` writes back
 // every non-terminal task (the running one as pending), the id claims of ended tasks, the
 // succeeded idempotency key and the event, and the store carries on from there.

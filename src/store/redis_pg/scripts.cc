@@ -5,10 +5,12 @@
 //   P{q}:due         zset   scheduled/retrying ids scored by due time
 //   P{q}:leases      zset   running ids scored by lease deadline
 //   P ids / ended    hash   task_id -> queue while live; -> "status\tcontent_hash" once ended
-//   P lease:<id>     string lease id -> "queue\ttask_id" while the attempt runs
+//   P lease:<id>     string lease id -> "queue\ttask_id": only for lease ids made before they
+//                           named their task (<random hex>~<queue>~<task id>, see lease_target)
 //   P idem:<key>     hash   idempotency key state (running by task / succeeded until exp)
 //   P seq, queues, depth, fast   submit counter, queue names, per-queue counts, fast retries
 //   P outbox         stream every changed task and finished attempt, for the PostgreSQL record
+//                           (an entry holds a script call's records, each from its "kind" on)
 //   P event:<source>\t<event_id>   hash + :deliveries list   a received event and its tasks
 //   P eventids:<event_id>           zset   the sources that sent this id, by time received
 //   P{b}:rate        string   a rate limit's token bucket shared by the processes (rate_bucket.cc)
@@ -45,9 +47,78 @@ local function split2(v)
   local i = string.find(v, '\t', 1, true)
   return string.sub(v, 1, i - 1), string.sub(v, i + 1)
 end
+-- Writes gathered while a script runs and made once at its end (flush_gathered, in the order
+-- first used): every redis.call costs Redis more than the work it does, so one call carries the
+-- changes of all the tasks a script touches. Only for keys the script does not read again.
+local GATHERED, GATHER_ORDER = {}, {}
+local function later(cmd, key, a, b)
+  local name = cmd .. '\0' .. (key or '')
+  local slot = GATHERED[name]
+  if not slot then
+    slot = {cmd = cmd, key = key, args = {}}
+    GATHERED[name] = slot
+    GATHER_ORDER[#GATHER_ORDER + 1] = slot
+  end
+  local args = slot.args
+  args[#args + 1] = a
+  if b ~= nil then args[#args + 1] = b end
+end
+-- Per-queue counts by state (P depth), summed while the script runs.
+local DEPTH = {}
 local function depth(q, from, to)
-  if from then redis.call('HINCRBY', P .. 'depth', q .. '\t' .. from, -1) end
-  if to then redis.call('HINCRBY', P .. 'depth', q .. '\t' .. to, 1) end
+  if from then DEPTH[q .. '\t' .. from] = (DEPTH[q .. '\t' .. from] or 0) - 1 end
+  if to then DEPTH[q .. '\t' .. to] = (DEPTH[q .. '\t' .. to] or 0) + 1 end
+end
+-- The submit counter (P seq), read once and written back once.
+local SEQ, SEQ_READ = 0, false
+local function next_seq()
+  if not SEQ_READ then
+    SEQ, SEQ_READ = tonumber(redis.call('GET', P .. 'seq') or '0'), true
+  end
+  SEQ = SEQ + 1
+  return SEQ
+end
+local QUEUES_ADDED = {}
+local function add_queue(q)
+  if QUEUES_ADDED[q] then return end
+  QUEUES_ADDED[q] = true
+  redis.call('SADD', P .. 'queues', q)
+end
+-- The records for PostgreSQL (P outbox): many records to an entry, each starting with its
+-- 'kind' field (the recorder splits an entry there). Entries stay under OUTBOX_ARGS values.
+local OUTBOX, OUTBOX_ARGS = {}, 2000
+local function outbox_entry()
+  if #OUTBOX > 0 then redis.call('XADD', P .. 'outbox', '*', unpack(OUTBOX)) end
+  OUTBOX = {}
+end
+-- The outbox entry to append a record of at most n values to (records are written straight
+-- into it: copying them costs as much Lua as making them).
+local function record_into(n)
+  if #OUTBOX > 0 and #OUTBOX + n > OUTBOX_ARGS then outbox_entry() end
+  return OUTBOX
+end
+local function record(rec)
+  local o = record_into(#rec)
+  for i = 1, #rec do o[#o + 1] = rec[i] end
+end
+local CHUNK = 4000  -- even (pairs stay whole), and well under Lua's unpack limit
+local function flush_gathered()
+  for _, slot in ipairs(GATHER_ORDER) do
+    local args = slot.args
+    for from = 1, #args, CHUNK do
+      local to = math.min(from + CHUNK - 1, #args)
+      if slot.key then
+        redis.call(slot.cmd, slot.key, unpack(args, from, to))
+      else
+        redis.call(slot.cmd, unpack(args, from, to))
+      end
+    end
+  end
+  for name, n in pairs(DEPTH) do
+    if n ~= 0 then redis.call('HINCRBY', P .. 'depth', name, n) end
+  end
+  if SEQ_READ then redis.call('SET', P .. 'seq', string.format('%d', SEQ)) end
+  outbox_entry()
 end
 local function member(prio, ready, seq, id)
   if ready < 0 then ready = 0 end
@@ -62,7 +133,7 @@ end
 -- released idempotency key: its skipped siblings may be taken now).
 local function wake(q, n) WOKEN[q] = (WOKEN[q] or 0) + (n or 1) end
 local function ready_add(q, m)
-  redis.call('ZADD', qkey(q, 'ready'), 0, m)
+  later('ZADD', qkey(q, 'ready'), 0, m)
   wake(q)
 end
 local function publish_wakes()
@@ -75,38 +146,35 @@ end
 -- The task's full record for PostgreSQL (P outbox, kind task): when it is made or its spec edited.
 local function snapshot(k)
   local flat = redis.call('HGETALL', k)
-  redis.call('XADD', P .. 'outbox', '*', 'kind', 'task', unpack(flat))
+  local rec = {'kind', 'task'}
+  for i = 1, #flat do rec[#rec + 1] = flat[i] end
+  record(rec)
   return flat
 end
 -- After any other change, only what changes after creation (kind state; absent = NULL): a
 -- fraction of the bytes, which Redis writes to its AOF, reads back and deletes again.
 local STATE_FIELDS = {'ver', 'status', 'retry', 'attempts', 'updated', 'next', 'lerr', 'result',
                       'dedup', 'fastused', 'infast'}
--- A hash as a Lua table and back: the hot paths read a task once (HGETALL), work on the table
--- and write back only what changed; every redis.call costs Redis more than the work it does.
+-- A hash as a Lua table: the hot paths read a task once (HGETALL), work on the table, write
+-- back only what changed and answer with the hash as read plus those changes.
 local function as_table(flat)
   local h = {}
   for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
   return h
 end
-local function as_flat(h)
-  local flat = {}
-  for name, v in pairs(h) do
-    flat[#flat + 1] = name
-    flat[#flat + 1] = v
-  end
-  return flat
-end
 -- The state record of a task held as a table (h as it is after the change), or read from k.
 local function record_state_of(h, id)
-  local rec = {'kind', 'state', 'id', id}
+  local o = record_into(4 + 2 * #STATE_FIELDS)
+  local n = #o
+  o[n + 1], o[n + 2], o[n + 3], o[n + 4] = 'kind', 'state', 'id', id
+  n = n + 4
   for _, name in ipairs(STATE_FIELDS) do
-    if h[name] then
-      rec[#rec + 1] = name
-      rec[#rec + 1] = h[name]
+    local v = h[name]
+    if v and v ~= '' then  -- '' = none ('next' after a lease: cheaper than HDEL)
+      o[n + 1], o[n + 2] = name, v
+      n = n + 2
     end
   end
-  redis.call('XADD', P .. 'outbox', '*', unpack(rec))
 end
 local function record_state(k, id)
   local values, h = redis.call('HMGET', k, unpack(STATE_FIELDS)), {}
@@ -124,10 +192,25 @@ local function finish(q, id, k, status)
   redis.call('DEL', k)
   return flat
 end
+-- A lease id is <128 random bits in hex>~<queue>~<task id> ('~' is in neither name), so the
+-- task is found without a key per lease. Ids without '~' were made before: P lease:<id>.
+local function lease_target(lease_id)
+  local a = string.find(lease_id, '~', 1, true)
+  if not a then
+    local v = redis.call('GET', P .. 'lease:' .. lease_id)
+    if not v then return nil end
+    return split2(v)
+  end
+  local b = string.find(lease_id, '~', a + 1, true)
+  if not b then return nil end
+  return string.sub(lease_id, a + 1, b - 1), string.sub(lease_id, b + 1)
+end
+local function drop_lease_key(lease_id)
+  if not string.find(lease_id, '~', 1, true) then redis.call('DEL', P .. 'lease:' .. lease_id) end
+end
 local function find_lease(lease_id)
-  local v = redis.call('GET', P .. 'lease:' .. lease_id)
-  if not v then return nil end
-  local q, id = split2(v)
+  local q, id = lease_target(lease_id)
+  if not q then return nil end
   local k = tkey(q, id)
   local h = redis.call('HMGET', k, 'lease', 'status')
   if h[1] ~= lease_id or h[2] ~= 'running' then return nil end
@@ -135,7 +218,7 @@ local function find_lease(lease_id)
 end
 local function end_lease(q, id, k, lease_id)
   redis.call('ZREM', qkey(q, 'leases'), id)
-  redis.call('DEL', P .. 'lease:' .. lease_id)
+  drop_lease_key(lease_id)
   redis.call('HDEL', k, 'lease', 'deadline')
 end
 local function release_key(k, id)
@@ -157,19 +240,20 @@ local function clear_fast(k)
 end
 -- The finished attempt's record, from the task held as a table (its attempts, worker, astart).
 local function attempt_record_of(h, id, now, outcome, err, http, excerpt)
-  local rec = {'kind', 'attempt', 'task_id', id, 'attempt', h.attempts, 'worker', h.worker or '',
-               'started', h.astart or now, 'finished', now, 'outcome', outcome}
-  local function add(name, v)
-    local x = opt(v)
+  local o = record_into(20)
+  local n = #o
+  o[n + 1], o[n + 2], o[n + 3], o[n + 4], o[n + 5], o[n + 6] =
+    'kind', 'attempt', 'task_id', id, 'attempt', h.attempts
+  o[n + 7], o[n + 8], o[n + 9], o[n + 10] = 'worker', h.worker or '', 'started', h.astart or now
+  o[n + 11], o[n + 12], o[n + 13], o[n + 14] = 'finished', now, 'outcome', outcome
+  n = n + 14
+  for _, f in ipairs({{'error', err}, {'http', http}, {'excerpt', excerpt}}) do
+    local x = opt(f[2])
     if x then
-      rec[#rec + 1] = name
-      rec[#rec + 1] = x
+      o[n + 1], o[n + 2] = f[1], x
+      n = n + 2
     end
   end
-  add('error', err)
-  add('http', http)
-  add('excerpt', excerpt)
-  redis.call('XADD', P .. 'outbox', '*', unpack(rec))
 end
 local function attempt_record(k, id, now, outcome, err, http, excerpt)
   local v = redis.call('HMGET', k, 'attempts', 'worker', 'astart')
@@ -181,7 +265,7 @@ end
 local function create_task(now, a, i)
   local id, q, sched, prio = a[i], a[i + 2], a[i + 5], a[i + 8]
   local ikey = opt(a[i + 10])
-  local seq = redis.call('INCR', P .. 'seq')
+  local seq = next_seq()
   local status = 'pending'
   if tonumber(sched) > tonumber(now) then status = 'scheduled' end
   local k = tkey(q, id)
@@ -195,9 +279,11 @@ local function create_task(now, a, i)
     fields[#fields + 1] = ikey
   end
   redis.call('HSET', k, unpack(fields))
-  redis.call('XADD', P .. 'outbox', '*', 'kind', 'task', unpack(fields))
+  local rec = {'kind', 'task'}
+  for j = 1, #fields do rec[#rec + 1] = fields[j] end
+  record(rec)
   redis.call('HSET', P .. 'ids', id, q)
-  redis.call('SADD', P .. 'queues', q)
+  add_queue(q)
   if status == 'scheduled' then
     redis.call('ZADD', qkey(q, 'due'), sched, id)
   else
@@ -230,8 +316,9 @@ end
 -- ("endpoint\ttask_id" lines), so `madeira recover` can bring it back.
 local function event_snapshot(ek)
   local ds = redis.call('LRANGE', ek .. ':deliveries', 0, -1)
-  redis.call('XADD', P .. 'outbox', '*', 'kind', 'event', 'deliveries', table.concat(ds, '\n'),
-             'ndeliveries', s(#ds), unpack(redis.call('HGETALL', ek)))
+  local rec = {'kind', 'event', 'deliveries', table.concat(ds, '\n'), 'ndeliveries', s(#ds)}
+  for _, v in ipairs(redis.call('HGETALL', ek)) do rec[#rec + 1] = v end
+  record(rec)
 end
 )LUA";
 
@@ -343,10 +430,17 @@ for _, q in ipairs(queues) do
     for _, m in ipairs(ms) do
       if found >= want then break end
       local id = string.sub(m, 37)
-      local h = redis.call('HMGET', tkey(q, id), 'type', 'pv', 'ikey')
-      if allowed == nil or allowed[h[1] .. '\t' .. h[2]] then
+      -- Without a filter nearly every candidate is taken: read it whole, once.
+      local whole, ty, pv, ikey = nil, nil, nil, nil
+      if allowed == nil then
+        whole = redis.call('HGETALL', tkey(q, id))
+        ikey = as_table(whole).ikey
+      else
+        local h = redis.call('HMGET', tkey(q, id), 'type', 'pv', 'ikey')
+        ty, pv, ikey = h[1], h[2], h[3] or nil
+      end
+      if allowed == nil or allowed[ty .. '\t' .. pv] then
         local take = true
-        local ikey = h[3]
         if ikey then
           if taken[ikey] then
             take = false
@@ -362,7 +456,7 @@ for _, q in ipairs(queues) do
           end
         end
         if take then
-          chosen[#chosen + 1] = {m, q, id}
+          chosen[#chosen + 1] = {m, q, id, whole}
           found = found + 1
         end
       end
@@ -387,8 +481,9 @@ local leases = {}
 for j = 1, math.min(#chosen, want) do
   local m, q, id = chosen[j][1], chosen[j][2], chosen[j][3]
   local k = tkey(q, id)
-  local lease_id = ARGV[pos + j - 1]
-  local h = as_table(redis.call('HGETALL', k))
+  local lease_id = ARGV[pos + j - 1] .. '~' .. q .. '~' .. id
+  local flat = chosen[j][4] or redis.call('HGETALL', k)
+  local h = as_table(flat)
   local span = tonumber(h.timeout)
   if lease_ms and tonumber(lease_ms) < span then span = tonumber(lease_ms) end
   local deadline = now + span
@@ -396,24 +491,20 @@ for j = 1, math.min(#chosen, want) do
   h.attempts = s(tonumber(h.attempts) + 1)
   h.status, h.lease, h.astart, h.deadline, h.worker = 'running', lease_id, ARGV[2], s(deadline),
     worker
-  h.ver, h.updated = s(tonumber(h.ver) + 1), ARGV[2]
-  redis.call('HSET', k, 'token', h.token, 'attempts', h.attempts, 'status', 'running',
-             'lease', lease_id, 'astart', ARGV[2], 'deadline', h.deadline, 'worker', worker,
-             'ver', h.ver, 'updated', ARGV[2])
-  if h.next then
-    redis.call('HDEL', k, 'next')
-    h.next = nil
-  end
-  redis.call('ZREM', qkey(q, 'ready'), m)
-  redis.call('ZADD', qkey(q, 'leases'), deadline, id)
-  redis.call('SET', P .. 'lease:' .. lease_id, q .. '\t' .. id)
+  h.ver, h.updated, h.next = s(tonumber(h.ver) + 1), ARGV[2], ''
+  local changes = {'token', h.token, 'attempts', h.attempts, 'status', 'running',
+                   'lease', lease_id, 'astart', ARGV[2], 'deadline', h.deadline, 'worker', worker,
+                   'ver', h.ver, 'updated', ARGV[2], 'next', ''}
+  redis.call('HSET', k, unpack(changes))
+  later('ZREM', qkey(q, 'ready'), m)
+  later('ZADD', qkey(q, 'leases'), deadline, id)
   if h.ikey then
     redis.call('DEL', P .. 'idem:' .. h.ikey)
     redis.call('HSET', P .. 'idem:' .. h.ikey, 'state', 'running', 'task', id)
   end
   depth(q, 'pending', 'running')
   record_state_of(h, id)
-  leases[#leases + 1] = {lease_id, as_flat(h)}
+  leases[#leases + 1] = {lease_id, flat, changes}  -- the task as read, then what changed
 end
 return {leases, deduped}
 )LUA";
@@ -421,22 +512,31 @@ return {leases, deduped}
 // ARGV: P, then 6 per ack: lease_id now ttl result? http? excerpt?. One reply per ack, in order
 // (the store sends the acks queued together as one call).
 constexpr const char* kAck = R"LUA(
+local acked = {}  -- the tasks acked by this call: their hashes go at its end
 local function ack(lease_id, now, ttl, result, http, excerpt)
-  local v = redis.call('GET', P .. 'lease:' .. lease_id)
-  if not v then return {'lost'} end
-  local q, id = split2(v)
+  local q, id = lease_target(lease_id)
+  if not q then return {'lost'} end
   local k = tkey(q, id)
-  local h = as_table(redis.call('HGETALL', k))
+  if acked[k] then return {'lost'} end
+  local flat = redis.call('HGETALL', k)
+  local h = as_table(flat)
   if h.lease ~= lease_id or h.status ~= 'running' then return {'lost'} end
+  acked[k] = true
+  -- The reply is the task as read and what changed ('' = removed): cheaper than a new table.
+  local changes = {'status', 'succeeded', 'next', '', 'lease', '', 'deadline', '', 'ver', '',
+                   'updated', now}
   if h.infast == '1' then
     redis.call('HINCRBY', P .. 'fast', h.type, -1)
     h.infast = '0'
+    changes[#changes + 1], changes[#changes + 2] = 'infast', '0'
   end
   attempt_record_of(h, id, now, 'succeeded', '-', http, excerpt)
   h.status, h.result, h.next, h.lease, h.deadline = 'succeeded', opt(result), nil, nil, nil
   h.ver, h.updated = s(tonumber(h.ver) + 1), now
-  redis.call('ZREM', qkey(q, 'leases'), id)
-  redis.call('DEL', P .. 'lease:' .. lease_id)
+  changes[10] = h.ver
+  if h.result then changes[#changes + 1], changes[#changes + 2] = 'result', h.result end
+  later('ZREM', qkey(q, 'leases'), id)
+  drop_lease_key(lease_id)
   if h.ikey then
     redis.call('HSET', P .. 'idem:' .. h.ikey, 'state', 'succeeded', 'task', id,
                'exp', s(tonumber(now) + tonumber(ttl)))
@@ -445,10 +545,10 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   depth(q, 'running', 'succeeded')
   record_state_of(h, id)
   -- The task ends: its hash goes, so nothing else of it needs writing.
-  redis.call('HSET', P .. 'ended', id, 'succeeded\t' .. h.chash)
-  redis.call('HDEL', P .. 'ids', id)
-  redis.call('DEL', k)
-  return {'ok', as_flat(h)}
+  later('HSET', P .. 'ended', id, 'succeeded\t' .. h.chash)
+  later('HDEL', P .. 'ids', id)
+  later('DEL', nil, k)
+  return {'ok', flat, changes}
 end
 local out = {}
 for i = 2, #ARGV, 6 do
@@ -697,7 +797,7 @@ elseif mode == 'tasks' then
       local k = tkey(q, id)
       redis.call('HSET', k, unpack(flat))
       redis.call('HSET', P .. 'ids', id, q)
-      redis.call('SADD', P .. 'queues', q)
+      add_queue(q)
       if st == 'pending' then
         ready_add(q, member_of(k, id))
       elseif st == 'scheduled' or st == 'retrying' then
@@ -706,10 +806,9 @@ elseif mode == 'tasks' then
       if h['infast'] == '1' then redis.call('HINCRBY', P .. 'fast', h['type'], 1) end
       depth(q, nil, st)
       if h['_snap'] then
-        redis.call('XADD', P .. 'outbox', '*', 'kind', 'attempt', 'task_id', id,
-                   'attempt', h['attempts'], 'worker', '', 'started', h['_astart'],
-                   'finished', h['updated'], 'outcome', 'lease_expired', 'error',
-                   '{"type":"redis_data_lost","message":"Redis lost this lease; madeira recover made the task pending again"}')
+        record({'kind', 'attempt', 'task_id', id, 'attempt', h['attempts'], 'worker', '',
+                'started', h['_astart'], 'finished', h['updated'], 'outcome', 'lease_expired',
+                'error', '{"type":"redis_data_lost","message":"Redis lost this lease; madeira recover made the task pending again"}'})
         snapshot(k)
         n_snap = n_snap + 1
       end
@@ -767,7 +866,7 @@ const std::string& ScriptSource(Script script) {
     // its returns.
     for (int i = 0; i < kScriptCount; ++i) {
       out[i] = std::string(kHelpers) + "local function main()\n" + bodies[i] +
-               "\nend\nlocal result = main()\npublish_wakes()\nreturn result\n";
+               "\nend\nlocal result = main()\nflush_gathered()\npublish_wakes()\nreturn result\n";
     }
     return out;
   }();

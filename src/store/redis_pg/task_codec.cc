@@ -53,8 +53,9 @@ void ApplyState(boost::json::object& o, const Fields& f, int64_t ver) {
     }
   };
   auto next = Maybe(f, "next");
-  set_or_erase("next_attempt_at",
-               next ? std::optional<boost::json::value>(std::stoll(*next)) : std::nullopt);
+  set_or_erase("next_attempt_at", next && !next->empty()
+                                      ? std::optional<boost::json::value>(std::stoll(*next))
+                                      : std::nullopt);
   auto text = [&](const char* name) -> std::optional<boost::json::value> {
     auto v = Maybe(f, name);
     if (!v) return std::nullopt;
@@ -77,6 +78,29 @@ Fields FieldsFromFlat(const RedisReply& flat) {
   return f;
 }
 
+Fields FieldsWithChanges(const RedisReply& flat, const RedisReply& changes) {
+  Fields f = FieldsFromFlat(flat);
+  for (size_t i = 0; i + 1 < changes.elements.size(); i += 2) {
+    const std::string& value = changes.elements[i + 1].str;
+    if (value.empty()) {
+      f.erase(changes.elements[i].str);
+    } else {
+      f[changes.elements[i].str] = value;
+    }
+  }
+  return f;
+}
+
+std::vector<Fields> RecordsFromFlat(const RedisReply& flat) {
+  std::vector<Fields> records;
+  for (size_t i = 0; i + 1 < flat.elements.size(); i += 2) {
+    const std::string& name = flat.elements[i].str;
+    if (name == "kind" || records.empty()) records.emplace_back();
+    records.back()[name] = flat.elements[i + 1].str;
+  }
+  return records;
+}
+
 LiveTask TaskFromFields(const Fields& f) {
   LiveTask live;
   core::Task& t = live.task;
@@ -97,7 +121,8 @@ LiveTask TaskFromFields(const Fields& f) {
   t.attempts = static_cast<int>(Num(f, "attempts"));
   t.created_at = Num(f, "created");
   t.updated_at = Num(f, "updated");
-  if (auto next = Maybe(f, "next")) t.next_attempt_at = std::stoll(*next);
+  // "" = none: a lease blanks it (one HSET instead of an HSET and an HDEL).
+  if (auto next = Maybe(f, "next"); next && !next->empty()) t.next_attempt_at = std::stoll(*next);
   t.last_error = Maybe(f, "lerr");
   t.result = Maybe(f, "result");
   t.deduplicated = Need(f, "dedup") == "1";

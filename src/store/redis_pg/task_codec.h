@@ -16,6 +16,11 @@ using Fields = std::unordered_map<std::string, std::string>;
 
 // A flat [name, value, ...] array (HGETALL, a stream entry) as a map.
 Fields FieldsFromFlat(const RedisReply& flat);
+// A task hash as read (flat) with the changes a script made to it after (flat pairs; an empty
+// value = the field was removed).
+Fields FieldsWithChanges(const RedisReply& flat, const RedisReply& changes);
+// The records of one outbox entry: an entry holds one or more, each starting at its "kind".
+std::vector<Fields> RecordsFromFlat(const RedisReply& flat);
 
 // A task as Redis holds it: the task plus the live attempt's lease state.
 struct LiveTask {
