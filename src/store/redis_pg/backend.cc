@@ -222,7 +222,10 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     }
     if (ids.empty()) {
       if (phase == Phase::kNew && caught_up) caught_up();
-      if (phase == Phase::kPendingAgain) return true;
+      if (phase == Phase::kPendingAgain) {
+        TrimOutbox();
+        return true;
+      }
       phase = phase == Phase::kPending ? Phase::kNew : Phase::kPendingAgain;
       after = "0";
       continue;
@@ -240,21 +243,21 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     for (const std::string& id : ids) {
       if (keep.count(id) == 0) ack.push_back(id);
     }
-    if (ack.size() > 3) {
-      Call({std::nullopt, ack});
-      TrimOutbox();
-    }
+    if (ack.size() > 3) Call({std::nullopt, ack});
     if (phase == Phase::kNew && static_cast<int>(ids.size()) < kOutboxBatch) {
       if (caught_up) caught_up();
       phase = Phase::kPendingAgain;
       after = "0";
     }
   }
+  TrimOutbox();
   return false;
 }
 
 void Backend::TrimOutbox() {
-  // Copied entries go by trimming the stream up to the oldest one still needed: the oldest
+  // Runs at the end of every flush (the idle ones too: another process may have held the
+  // oldest entry the last time). Copied entries go by trimming the stream up to the oldest one
+  // still needed: the oldest
   // entry read but not acknowledged by any process, else the group's last read one (those after
   // it are unread). XDEL of each copied entry cost Redis several µs an entry; trimming whole
   // nodes ("~") costs next to nothing. Only acknowledgements happen between the two reads and the

@@ -260,6 +260,10 @@ local function attempt_record(k, id, now, outcome, err, http, excerpt)
   attempt_record_of({attempts = v[1], worker = v[2] or nil, astart = v[3] or nil}, id, now,
                     outcome, err, http, excerpt)
 end
+-- The queue of a live task (P ids), counting those this script created (their P ids entries
+-- are gathered).
+local NEW_IDS = {}
+local function live_queue(id) return NEW_IDS[id] or redis.call('HGET', P .. 'ids', id) end
 -- A new task from 12 arguments at a[i]: id type queue pv payload sched timeout maxr prio trace
 -- ikey? chash. Returns its status.
 local function create_task(now, a, i)
@@ -279,13 +283,15 @@ local function create_task(now, a, i)
     fields[#fields + 1] = ikey
   end
   redis.call('HSET', k, unpack(fields))
-  local rec = {'kind', 'task'}
-  for j = 1, #fields do rec[#rec + 1] = fields[j] end
-  record(rec)
-  redis.call('HSET', P .. 'ids', id, q)
+  local o = record_into(2 + #fields)
+  local n = #o
+  o[n + 1], o[n + 2] = 'kind', 'task'
+  for j = 1, #fields do o[n + 2 + j] = fields[j] end
+  NEW_IDS[id] = q
+  later('HSET', P .. 'ids', id, q)
   add_queue(q)
   if status == 'scheduled' then
-    redis.call('ZADD', qkey(q, 'due'), sched, id)
+    later('ZADD', qkey(q, 'due'), sched, id)
   else
     ready_add(q, member(tonumber(prio), tonumber(sched), seq, id))
   end
@@ -293,7 +299,7 @@ local function create_task(now, a, i)
   return status
 end
 local function status_of(id)
-  local q = redis.call('HGET', P .. 'ids', id)
+  local q = live_queue(id)
   if q then return redis.call('HGET', tkey(q, id), 'status') end
   local ended = redis.call('HGET', P .. 'ended', id)
   if ended then
@@ -329,7 +335,7 @@ local out = {}
 for j = 2, #ARGV, 13 do
   local now, i = ARGV[j], j + 1
   local id, chash = ARGV[i], ARGV[i + 11]
-  local live = redis.call('HGET', P .. 'ids', id)
+  local live = live_queue(id)
   local ended = (not live) and redis.call('HGET', P .. 'ended', id)
   if live then
     local h = redis.call('HMGET', tkey(live, id), 'chash', 'status')
@@ -357,7 +363,7 @@ local n = tonumber(ARGV[11])
 local seen = {}
 for j = 0, n - 1 do
   local id = ARGV[13 + j * 13]
-  if seen[id] or redis.call('HEXISTS', P .. 'ids', id) == 1 or
+  if seen[id] or live_queue(id) or
      redis.call('HEXISTS', P .. 'ended', id) == 1 then
     return {'conflict', id}
   end
