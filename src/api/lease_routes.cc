@@ -5,6 +5,7 @@
 #include "api/await.h"
 #include "api/error_table.h"
 #include "api/handlers.h"
+#include "api/lease_body.h"
 #include "api/request_decoders.h"
 #include "api/task_json.h"
 #include "core/time.h"
@@ -22,13 +23,9 @@ Awaitable HandleLease(RouteContext& ctx, const Request& req) {
   Result<Leases> leases = co_await Await<Leases>(
       [&](Callback<Leases> done) { ctx.engine.Lease(std::move(*params), std::move(done)); });
   if (!leases) co_return ErrorResponse(leases.error());
-  // Built and serialised at once: one arena instead of a malloc per member.
-  boost::json::monotonic_resource arena(1024 + leases->size() * 2048);
-  boost::json::object body(&arena);
-  boost::json::array& out = body.emplace("leases", boost::json::array()).first->value().get_array();
-  out.reserve(leases->size());
-  for (const store::Lease& lease : *leases) out.push_back(LeaseJson(lease, &arena));
-  co_return JsonResponse(200, body);
+  Response response;
+  response.body = LeasesBody(*leases);
+  co_return response;
 }
 
 Awaitable HandleAck(RouteContext& ctx, const Request& req) {
