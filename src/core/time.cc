@@ -97,9 +97,25 @@ std::string FormatRfc3339(Millis t) {
   const sys_days day_point = floor<days>(tp);
   const year_month_day date{day_point};
   const hh_mm_ss<milliseconds> tod{tp - day_point};
+  const int year = static_cast<int>(date.year());
+  if (year >= 0 && year <= 9999) {
+    // Digit by digit: snprintf showed in the lease answer's profile (two times per lease).
+    std::string out = "0000-00-00T00:00:00.000Z";
+    auto put = [&out](size_t at, int digits, int64_t v) {
+      for (int i = digits - 1; i >= 0; --i, v /= 10) out[at + i] = static_cast<char>('0' + v % 10);
+    };
+    put(0, 4, year);
+    put(5, 2, static_cast<unsigned>(date.month()));
+    put(8, 2, static_cast<unsigned>(date.day()));
+    put(11, 2, tod.hours().count());
+    put(14, 2, tod.minutes().count());
+    put(17, 2, tod.seconds().count());
+    put(20, 3, tod.subseconds().count());
+    return out;
+  }
   char buf[64];
   const int n = std::snprintf(
-      buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<int>(date.year()),
+      buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", year,
       static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
       static_cast<int>(tod.hours().count()), static_cast<int>(tod.minutes().count()),
       static_cast<int>(tod.seconds().count()), static_cast<int>(tod.subseconds().count()));
