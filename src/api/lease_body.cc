@@ -1,9 +1,11 @@
 #include "api/lease_body.h"
 
 #include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/serialize.hpp>
 #include <charconv>
 #include <cstdint>
 
+#include "api/error_table.h"
 #include "core/time.h"
 
 namespace madeira::api {
@@ -175,6 +177,28 @@ std::string LeasesBody(const std::vector<store::Lease>& leases) {
   for (size_t i = 0; i < leases.size(); ++i) {
     if (i > 0) out += ',';
     AppendLease(out, leases[i]);
+  }
+  out += "]}";
+  return out;
+}
+
+std::string AckResultsBody(const std::vector<AckItem>& items,
+                           const std::vector<core::Result<store::Unit>>& acked) {
+  std::string out;
+  out.reserve(16 + items.size() * 96);
+  out += "{\"results\":[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += '{';
+    AppendKey(out, "lease_id");
+    AppendJsonString(out, items[i].lease_id);
+    if (acked[i]) {
+      out += ",\"status\":\"succeeded\"}";
+    } else {
+      out += ",\"error\":";
+      out += boost::json::serialize(ErrorObject(acked[i].error()));
+      out += '}';
+    }
   }
   out += "]}";
   return out;

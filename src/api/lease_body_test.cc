@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "api/error_table.h"
 #include "api/task_json.h"
 
 namespace madeira::api {
@@ -43,6 +44,19 @@ TEST(LeaseBodyTest, SaysWhatLeaseJsonSays) {
   for (const store::Lease& lease : leases) out.push_back(LeaseJson(lease));
   EXPECT_EQ(boost::json::parse(LeasesBody(leases)), boost::json::value(expected));
   EXPECT_EQ(boost::json::parse(LeasesBody({})), boost::json::parse(R"({"leases":[]})"));
+}
+
+// One result per ack, in order: succeeded, or the error as every other answer shows it.
+TEST(LeaseBodyTest, AckResultsNameEachLease) {
+  std::vector<AckItem> items = {{"l1", std::nullopt}, {"l\"2", std::nullopt}};
+  std::vector<core::Result<store::Unit>> acked = {
+      store::Unit{}, core::MakeError(core::ErrorCode::kLeaseLost, "lease expired")};
+  boost::json::object lost{{"lease_id", "l\"2"}};
+  lost["error"] = ErrorObject(acked[1].error());
+  boost::json::value expected = {
+      {"results",
+       boost::json::array{boost::json::object{{"lease_id", "l1"}, {"status", "succeeded"}}, lost}}};
+  EXPECT_EQ(boost::json::parse(AckResultsBody(items, acked)), expected);
 }
 
 TEST(LeaseBodyTest, EscapesStringsAsTheSerializerDoes) {

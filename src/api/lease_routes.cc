@@ -1,13 +1,9 @@
 // Worker routes: lease (long-poll), ack, batch ack, fail, extend, heartbeat.
-#include <boost/json/array.hpp>
-#include <boost/json/monotonic_resource.hpp>
-
 #include "api/await.h"
 #include "api/error_table.h"
 #include "api/handlers.h"
 #include "api/lease_body.h"
 #include "api/request_decoders.h"
-#include "api/task_json.h"
 #include "core/time.h"
 
 namespace madeira::api {
@@ -45,21 +41,9 @@ Awaitable HandleAckBatch(RouteContext& ctx, const Request& req) {
       co_await AwaitAll<Unit>(items->size(), [&](size_t i, Callback<Unit> done) {
         ctx.engine.Ack((*items)[i].lease_id, std::move((*items)[i].result), std::move(done));
       });
-  boost::json::monotonic_resource arena(acked.size() * 128);
-  boost::json::object body(&arena);
-  boost::json::array& results =
-      body.emplace("results", boost::json::array()).first->value().get_array();
-  results.reserve(acked.size());
-  for (size_t i = 0; i < acked.size(); ++i) {
-    boost::json::object item({{"lease_id", (*items)[i].lease_id}}, &arena);
-    if (acked[i]) {
-      item["status"] = "succeeded";
-    } else {
-      item["error"] = ErrorObject(acked[i].error());
-    }
-    results.push_back(std::move(item));
-  }
-  co_return JsonResponse(200, body);
+  Response response;
+  response.body = AckResultsBody(*items, acked);
+  co_return response;
 }
 
 Awaitable HandleFail(RouteContext& ctx, const Request& req) {
