@@ -50,6 +50,17 @@ std::optional<core::Error> ReadFailure(const boost::system::error_code& ec) {
   return std::nullopt;
 }
 
+// Parses what the header's read already buffered of the body, as http::async_read would first
+// do. A body that came with its header (nearly every request) is then complete without a second
+// asynchronous operation, whose completion Beast posts through the scheduler when no I/O was done.
+void ParseBuffered(http::request_parser<http::string_body>& parser, beast::flat_buffer& buffer,
+                   boost::system::error_code& ec) {
+  if (buffer.size() == 0) return;
+  parser.eager(true);
+  buffer.consume(parser.put(buffer.data(), ec));
+  if (ec == http::error::need_more) ec = {};
+}
+
 }  // namespace
 
 class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
@@ -203,6 +214,7 @@ asio::awaitable<void> HttpServer::Impl::Serve(std::shared_ptr<Impl> self,
       http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
       std::tie(ec, n) = co_await http::async_write(conn->socket, go_on, kTuple);
     }
+    if (!ec && !parser.is_done()) ParseBuffered(parser, buffer, ec);
     if (!ec && !parser.is_done()) {
       conn->ArmDeadline(timeout);
       std::tie(ec, n) = co_await http::async_read(conn->socket, buffer, parser, kTuple);
