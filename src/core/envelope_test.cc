@@ -194,6 +194,20 @@ TEST(Envelope, PayloadSizeLimitIsInclusive) {
   ExpectError(Body("", PayloadOfSize(101)), ErrorCode::kPayloadTooLarge, "payload", small);
 }
 
+TEST(Envelope, PayloadIsStoredAsBoostJsonSerialisesIt) {
+  // Escapes at every offset of the eight-byte scan, long plain text, UTF-8, 0x7f, more members
+  // than the writer keeps on its stack, and every kind of scalar, in the order sent.
+  std::string many;
+  for (int i = 20; i > 0; --i)
+    many += R"("m)" + std::to_string(i) + R"(":)" + std::to_string(i) + ",";
+  const std::string payload =
+      "{" + many +
+      R"("q":"0123456\"89abcdef","r":"0123456789abcde\\","c":"012345678\u001f",)"
+      R"("long":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","u":"é€\u007f",)"
+      R"("z":[1,-2,2.5,18446744073709551615,true,false,null,{"b":[],"a":{}}],"e":""})";
+  EXPECT_EQ(Accepted(Body("", payload)).payload, json::serialize(*ParseJson(payload)));
+}
+
 TEST(Envelope, PayloadSizeIsMeasuredCompact) {
   // Whitespace the producer sent does not count against the limit.
   EnvelopeLimits small;
