@@ -213,6 +213,37 @@ TEST_P(StoreConformance, SameIdIsDuplicateWithSameContentElseConflict) {
   EXPECT_EQ(SubmitOne(Spec(l.task.spec.task_id)).status, TaskStatus::kRunning);
 }
 
+TEST_P(StoreConformance, LargeBatchJudgesEachTaskAsIfSubmittedAlone) {
+  SubmitOne(Spec("old"));
+  // 90 tasks (stores may write them many at a time): an id stored before, ids repeated close
+  // together and far apart, a repeat with other content, and a scheduled task.
+  std::vector<core::TaskSpec> specs;
+  for (int i = 0; i < 90; ++i) specs.push_back(Spec("n" + std::to_string(i)));
+  specs[10] = Spec("old");
+  specs[21] = Spec("n20");
+  specs[64] = Spec("n63");
+  specs[80] = Spec("n5");
+  specs[80].content_hash = "other";
+  specs[85].schedule_time = kT0 + 60'000;
+  auto outs = SubmitAll(specs);
+  ASSERT_EQ(outs.size(), specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    SubmitKind want = SubmitKind::kCreated;
+    if (i == 10 || i == 21 || i == 64) want = SubmitKind::kDuplicate;
+    if (i == 80) want = SubmitKind::kConflict;
+    EXPECT_EQ(outs[i].kind, want) << i;
+    EXPECT_EQ(outs[i].task_id, specs[i].task_id) << i;
+    EXPECT_EQ(outs[i].status, i == 85 ? TaskStatus::kScheduled : TaskStatus::kPending) << i;
+  }
+  EXPECT_EQ((DepthMap()[{"q", TaskStatus::kPending}]), 1 + 90 - 4 - 1);
+  EXPECT_EQ((DepthMap()[{"q", TaskStatus::kScheduled}]), 1);
+  // Submit order is kept: each new task comes after the one before it.
+  EXPECT_LT(Get("n0").seq, Get("n20").seq);
+  EXPECT_LT(Get("n20").seq, Get("n63").seq);
+  EXPECT_LT(Get("n63").seq, Get("n89").seq);
+  EXPECT_EQ(Get("n5").spec.content_hash, "hash-n5");
+}
+
 TEST_P(StoreConformance, FutureScheduleIsScheduledElsePending) {
   core::TaskSpec later = Spec("later");
   later.schedule_time = kT0 + 1;
