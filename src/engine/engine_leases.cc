@@ -96,22 +96,24 @@ void Engine::Impl::Submit(std::vector<boost::json::value> envelopes,
   store_.Submit(
       std::move(specs), now,
       [self = shared_from_this(), slots, positions = std::move(positions), meta = std::move(meta),
-       now, finish](Result<std::vector<store::SubmitOutcome>> outcomes) {
+       now, finish](Result<std::vector<store::SubmitOutcome>> outcomes) mutable {
         std::vector<CreatedTask> created;
+        created.reserve(positions.size());
         for (size_t k = 0; k < positions.size(); ++k) {
           auto& slot = (*slots)[positions[k]];
           if (!outcomes) {
             slot = outcomes.error();
             continue;
           }
-          const auto& outcome = (*outcomes)[k];
+          auto& outcome = (*outcomes)[k];
           if (outcome.kind == store::SubmitKind::kConflict) {
             slot = MakeError(ErrorCode::kTaskIdConflict,
                              "a task with this task_id exists with different content", "task_id");
             continue;
           }
-          slot = outcome;
-          if (outcome.kind == store::SubmitKind::kCreated) created.push_back(meta[k]);
+          // Moved, not copied: this runs on the completion thread, once per task.
+          if (outcome.kind == store::SubmitKind::kCreated) created.push_back(std::move(meta[k]));
+          slot = std::move(outcome);
         }
         self->OnCreated(created, now);
         finish();
