@@ -67,6 +67,8 @@ void Engine::Impl::Submit(std::vector<boost::json::value> envelopes,
   auto slots = std::make_shared<std::vector<Slot>>(envelopes.size());
   std::vector<core::TaskSpec> specs;
   std::vector<size_t> positions;
+  specs.reserve(envelopes.size());  // a batch's specs are not moved again as the vector grows
+  positions.reserve(envelopes.size());
   for (size_t i = 0; i < envelopes.size(); ++i) {
     auto spec = core::ParseEnvelope(envelopes[i], config_.limits, now, random_);
     if (!spec) {
