@@ -221,7 +221,7 @@ TEST_P(StoreConformance, LargeBatchJudgesEachTaskAsIfSubmittedAlone) {
   for (int i = 0; i < 90; ++i) specs.push_back(Spec("n" + std::to_string(i)));
   specs[10] = Spec("old");
   specs[21] = Spec("n20");
-  specs[64] = Spec("n63");
+  specs[64] = Spec("n47");
   specs[80] = Spec("n5");
   specs[80].content_hash = "other";
   specs[85].schedule_time = kT0 + 60'000;

@@ -38,7 +38,9 @@ constexpr const char* kLastSeqSql = "SELECT max(seq) FROM tasks";
 
 // Batches are inserted this many rows per statement (and the rest by the next size down): one
 // execution of a many-row INSERT opens its cursors and resets once instead of once per task.
-constexpr std::array<size_t, 4> kInsertRows = {64, 16, 4, 1};
+// 48 rows bind 816 parameters, under the 999 that SQLite before 3.32 allowed by default.
+constexpr std::array<size_t, 4> kInsertRows = {48, 16, 4, 1};
+static_assert(kInsertRows[0] * kInsertColumns <= 999);
 
 size_t RowsPerInsert(size_t left) {
   for (size_t rows : kInsertRows) {
