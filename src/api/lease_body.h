@@ -22,10 +22,4 @@ std::string LeasesBody(const std::vector<store::Lease>& leases);
 std::string AckResultsBody(const std::vector<AckItem>& items,
                            const std::vector<core::Result<store::Unit>>& acked);
 
-// Appends `text` as a JSON string, escaped as boost::json::serialize escapes it.
-void AppendJsonString(std::string& out, std::string_view text);
-
-// True when `text` is one complete JSON value (the check that lets stored text be copied in).
-bool IsJsonText(std::string_view text);
-
 }  // namespace madeira::api

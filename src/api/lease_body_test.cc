@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "api/error_table.h"
+#include "api/json_text.h"
 #include "api/task_json.h"
 
 namespace madeira::api {

@@ -6,6 +6,7 @@
 #include "api/await.h"
 #include "api/error_table.h"
 #include "api/handlers.h"
+#include "api/json_text.h"
 #include "api/query_decoders.h"
 #include "api/request_decoders.h"
 #include "api/task_json.h"
@@ -28,20 +29,6 @@ Result<SubmitOutcome> AsResult(Result<SubmitOutcome> outcome) {
                            "task_id");
   }
   return outcome;
-}
-
-// Appends `s` as a JSON string, byte for byte as boost::json::serialize writes it: that
-// serialiser escapes only '"', '\\' and control characters, so other text is copied as it is.
-void AppendJsonString(std::string& out, std::string_view s) {
-  if (std::none_of(s.begin(), s.end(), [](char c) {
-        return static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\';
-      })) {
-    out.push_back('"');
-    out.append(s);
-    out.push_back('"');
-    return;
-  }
-  out += boost::json::serialize(boost::json::string_view(s.data(), s.size()));
 }
 
 // {"task_id","status","duplicate"} written straight into the answer: building a JSON object per
