@@ -34,59 +34,42 @@ void AppendEmbeddedJson(std::string& out, const std::string& text) {
   }
 }
 
+// `,"key":value` (the comma left out for the first member of an object).
+void StringField(std::string& out, std::string_view key, std::string_view value,
+                 bool first = false) {
+  if (!first) out += ',';
+  AppendKey(out, key);
+  AppendJsonString(out, value);
+}
+void IntField(std::string& out, std::string_view key, int64_t value) {
+  out += ',';
+  AppendKey(out, key);
+  AppendInt(out, value);
+}
+
 void AppendLease(std::string& out, const store::Lease& lease) {
   const core::Task& task = lease.task;
   const core::TaskSpec& s = task.spec;
   out += '{';
-  AppendKey(out, "lease_id");
-  AppendJsonString(out, lease.lease_id);
-  out += ',';
-  AppendKey(out, "deadline");
-  AppendJsonString(out, core::FormatRfc3339(lease.deadline));
-  out += ',';
-  AppendKey(out, "fencing_token");
-  AppendInt(out, lease.fencing_token);
+  StringField(out, "lease_id", lease.lease_id, /*first=*/true);
+  StringField(out, "deadline", core::FormatRfc3339(lease.deadline));
+  IntField(out, "fencing_token", lease.fencing_token);
   out += ",\"task\":{";
-  AppendKey(out, "task_id");
-  AppendJsonString(out, s.task_id);
-  out += ',';
-  AppendKey(out, "task_type");
-  AppendJsonString(out, s.task_type);
-  out += ',';
-  AppendKey(out, "queue");
-  AppendJsonString(out, s.queue);
-  out += ',';
-  AppendKey(out, "payload_version");
-  AppendInt(out, s.payload_version);
+  StringField(out, "task_id", s.task_id, /*first=*/true);
+  StringField(out, "task_type", s.task_type);
+  StringField(out, "queue", s.queue);
+  IntField(out, "payload_version", s.payload_version);
   out += ',';
   AppendKey(out, "payload");
   AppendEmbeddedJson(out, s.payload);
-  out += ',';
-  AppendKey(out, "schedule_time");
-  AppendJsonString(out, core::FormatRfc3339(s.schedule_time));
-  out += ',';
-  AppendKey(out, "timeout_ms");
-  AppendInt(out, s.timeout_ms);
-  out += ',';
-  AppendKey(out, "max_retries");
-  AppendInt(out, s.max_retries);
-  out += ',';
-  AppendKey(out, "retry_count");
-  AppendInt(out, task.retry_count);
-  out += ',';
-  AppendKey(out, "priority");
-  AppendInt(out, s.priority);
-  out += ',';
-  AppendKey(out, "trace_id");
-  AppendJsonString(out, s.trace_id);
-  if (s.idempotency_key) {
-    out += ',';
-    AppendKey(out, "idempotency_key");
-    AppendJsonString(out, *s.idempotency_key);
-  }
-  out += ',';
-  AppendKey(out, "attempt");
-  AppendInt(out, task.attempts);
+  StringField(out, "schedule_time", core::FormatRfc3339(s.schedule_time));
+  IntField(out, "timeout_ms", s.timeout_ms);
+  IntField(out, "max_retries", s.max_retries);
+  IntField(out, "retry_count", task.retry_count);
+  IntField(out, "priority", s.priority);
+  StringField(out, "trace_id", s.trace_id);
+  if (s.idempotency_key) StringField(out, "idempotency_key", *s.idempotency_key);
+  IntField(out, "attempt", task.attempts);
   out += "}}";
 }
 
