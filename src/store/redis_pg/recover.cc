@@ -142,6 +142,7 @@ Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl) {
         args.push_back(r.Text(i, 0));
         args.push_back(r.Text(i, 1));
         args.push_back(Num(r.Int(i, 2) + idempotency_ttl));
+        args.push_back(Num(r.Int(i, 2) + idempotency_ttl - now));
       }
       auto done = restore(std::move(args));
       if (!done) return done.error();

@@ -468,6 +468,36 @@ TEST(RedisPgStore, TwoAcksOfOneLeaseQueuedTogetherCompleteItOnce) {
   store.Close();
 }
 
+// A succeeded idempotency key dedupes for its ttl by the engine's clock; its hash then leaves
+// Redis by itself (an hour later), so keyed work does not grow Redis for ever.
+TEST(RedisPgStore, ASucceededIdempotencyKeyExpiresFromRedis) {
+  using testing::Await;
+  using testing::kT0;
+  std::string ns;
+  auto own = OpenOwn("idem-expiry", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  core::TaskSpec keyed = TestSpec("keyed");
+  keyed.idempotency_key = "order-7";
+  ASSERT_TRUE(
+      Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({keyed}, kT0, done); }));
+  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  ASSERT_TRUE(batch);
+  ASSERT_EQ(batch->leases.size(), 1u);
+  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  const std::string key = "madeira:" + ns + ":idem:order-7";
+  EXPECT_EQ(admin.Command({"PTTL", key}).integer, -1);  // running: held until the attempt ends
+  AckRequest ack;
+  ack.lease_id = batch->leases[0].lease_id;
+  ack.now = kT0 + 2;
+  ack.idempotency_ttl = 60'000;
+  ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
+  const int64_t left = admin.Command({"PTTL", key}).integer;
+  EXPECT_GT(left, 3'600'000);
+  EXPECT_LE(left, 3'660'000);
+  store.Close();
+}
+
 // Copied outbox entries are trimmed away: the stream does not grow with the work done.
 TEST(RedisPgStore, TheOutboxIsTrimmedOnceCopied) {
   using testing::Await;

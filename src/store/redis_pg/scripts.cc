@@ -7,7 +7,8 @@
 //   P ids / ended    hash   task_id -> queue while live; -> "status\tcontent_hash" once ended
 //   P lease:<id>     string lease id -> "queue\ttask_id": only for lease ids made before they
 //                           named their task (<random hex>~<queue>~<task id>, see lease_target)
-//   P idem:<key>     hash   idempotency key state (running by task / succeeded until exp)
+//   P idem:<key>     hash   idempotency key state (running by task / succeeded until exp;
+//                           then gone an hour later, by PEXPIRE)
 //   P seq, queues, depth, fast   submit counter, queue names, per-queue counts, fast retries
 //   P outbox         stream every changed task and finished attempt, for the PostgreSQL record
 //                           (an entry holds a script call's records, each from its "kind" on)
@@ -128,6 +129,10 @@ local function member_of(k, id)
   local h = redis.call('HMGET', k, 'prio', 'ready', 'seq')
   return member(tonumber(h[1]), tonumber(h[2]), tonumber(h[3]), id)
 end
+-- A succeeded idempotency key's hash expires (PEXPIRE) this long after its own expiry: the
+-- Redis expiry only frees the memory; whether the key still holds is 'exp' against the
+-- engine's clock, and the slack covers processes whose clocks disagree with Redis's.
+local IDEM_SLACK_MS = 3600000
 -- Counts work made ready per queue; published once at the end of the script (P wake) so the
 -- long-polls parked in other processes wake. n = how many tasks became ready (or 1 for a
 -- released idempotency key: its skipped siblings may be taken now).
@@ -544,8 +549,9 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   later('ZREM', qkey(q, 'leases'), id)
   drop_lease_key(lease_id)
   if h.ikey then
-    redis.call('HSET', P .. 'idem:' .. h.ikey, 'state', 'succeeded', 'task', id,
-               'exp', s(tonumber(now) + tonumber(ttl)))
+    local ik = P .. 'idem:' .. h.ikey
+    redis.call('HSET', ik, 'state', 'succeeded', 'task', id, 'exp', s(tonumber(now) + tonumber(ttl)))
+    redis.call('PEXPIRE', ik, s(tonumber(ttl) + IDEM_SLACK_MS))
     wake(q)
   end
   depth(q, 'running', 'succeeded')
@@ -767,7 +773,7 @@ return n
 //            are not stored: "_snap" = copy the task to the record again (it was changed: a
 //            running task made pending), "_astart" = when that lost attempt started.
 //   ended    pairs id, "status\tcontent_hash"   (the id claims of succeeded/cancelled tasks)
-//   idem     triples key, task_id, expiry       (succeeded idempotency keys)
+//   idem     4 per key: key, task_id, expiry, ms left until it (succeeded idempotency keys)
 //   events   9 per event: source event_id type payload trace target? received seq deliveries
 // Returns {how many it wrote, how many running tasks it made pending} (what Redis still had is
 // left alone and not counted).
@@ -829,10 +835,11 @@ elseif mode == 'ended' then
     end
   end
 elseif mode == 'idem' then
-  for i = 3, #ARGV, 3 do
+  for i = 3, #ARGV, 4 do
     local ik = P .. 'idem:' .. ARGV[i]
     if redis.call('EXISTS', ik) == 0 then
       redis.call('HSET', ik, 'state', 'succeeded', 'task', ARGV[i + 1], 'exp', ARGV[i + 2])
+      redis.call('PEXPIRE', ik, s(tonumber(ARGV[i + 3]) + IDEM_SLACK_MS))
       n_done = n_done + 1
     end
   end
