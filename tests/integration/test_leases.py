@@ -2,6 +2,7 @@
 
 import threading
 import time
+import urllib.parse
 
 import pytest
 
@@ -58,6 +59,21 @@ def test_lease_shape_and_ack(api, q):
     assert api.task(tid)["status"] == "succeeded"
     r = api.ack(lease["lease_id"])
     assert r.status == 409 and r.code == "lease_lost", "a second ack must be fenced: %r" % r
+
+
+def test_lease_of_a_task_id_with_every_allowed_character_acks_percent_encoded(api, q):
+    # SDKs put the lease id into the path escaped (encodeURIComponent turns ':' into %3A); the
+    # lease id may carry the task id (redis-pg), so every character a task id may hold counts.
+    tid = "Ord:%s.a_b-C" % uid()
+    assert api.submit_ok(envelope(q, task_id=tid)) == tid
+    lease = api.lease_one(q)
+    assert lease["task"]["task_id"] == tid
+    escaped = urllib.parse.quote(lease["lease_id"], safe="")
+    r = api.post("/v1/leases/%s/extend" % escaped, {"extend_ms": 1000})
+    assert r.status == 200, r
+    r = api.post("/v1/leases/%s/ack" % escaped, {})
+    assert r.status == 200, r
+    assert api.task(tid)["status"] == "succeeded"
 
 
 def test_max_tasks(api, q):
