@@ -257,11 +257,11 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
 void Backend::TrimOutbox() {
   // Runs at the end of every flush (the idle ones too: another process may have held the
   // oldest entry the last time). Copied entries go by trimming the stream up to the oldest one
-  // still needed: the oldest
-  // entry read but not acknowledged by any process, else the group's last read one (those after
-  // it are unread). XDEL of each copied entry cost Redis several µs an entry; trimming whole
-  // nodes ("~") costs next to nothing. Only acknowledgements happen between the two reads and the
-  // trim, and they only move the bound later, so the bound read is safe.
+  // still needed: the oldest entry read but not acknowledged by any process, else the group's
+  // last read one (those after it are unread). XDEL of each copied entry cost Redis several µs
+  // an entry; trimming whole nodes ("~") costs next to nothing. Only acknowledgements happen
+  // between the two reads and the trim, and they only move the bound later, so the bound read
+  // is safe.
   const std::string stream = prefix_ + "outbox";
   std::vector<RedisReply> r = Pipeline(
       {{std::nullopt, {"XPENDING", stream, "pg"}}, {std::nullopt, {"XINFO", "GROUPS", stream}}});

@@ -102,6 +102,16 @@ local function record(rec)
   local o = record_into(#rec)
   for i = 1, #rec do o[#o + 1] = rec[i] end
 end
+-- A record of `kind` whose fields are a flat hash (a task's or an event's), after `head`.
+local function record_hash(kind, flat, head)
+  local o = record_into(2 + #head + #flat)
+  local n = #o
+  o[n + 1], o[n + 2] = 'kind', kind
+  n = n + 2
+  for i = 1, #head do o[n + i] = head[i] end
+  n = n + #head
+  for i = 1, #flat do o[n + i] = flat[i] end
+end
 local CHUNK = 4000  -- even (pairs stay whole), and well under Lua's unpack limit
 local function flush_gathered()
   for _, slot in ipairs(GATHER_ORDER) do
@@ -151,9 +161,7 @@ end
 -- The task's full record for PostgreSQL (P outbox, kind task): when it is made or its spec edited.
 local function snapshot(k)
   local flat = redis.call('HGETALL', k)
-  local rec = {'kind', 'task'}
-  for i = 1, #flat do rec[#rec + 1] = flat[i] end
-  record(rec)
+  record_hash('task', flat, {})
   return flat
 end
 -- After any other change, only what changes after creation (kind state; absent = NULL): a
@@ -288,10 +296,7 @@ local function create_task(now, a, i)
     fields[#fields + 1] = ikey
   end
   redis.call('HSET', k, unpack(fields))
-  local o = record_into(2 + #fields)
-  local n = #o
-  o[n + 1], o[n + 2] = 'kind', 'task'
-  for j = 1, #fields do o[n + 2 + j] = fields[j] end
+  record_hash('task', fields, {})
   NEW_IDS[id] = q
   later('HSET', P .. 'ids', id, q)
   add_queue(q)
@@ -327,9 +332,8 @@ end
 -- ("endpoint\ttask_id" lines), so `madeira recover` can bring it back.
 local function event_snapshot(ek)
   local ds = redis.call('LRANGE', ek .. ':deliveries', 0, -1)
-  local rec = {'kind', 'event', 'deliveries', table.concat(ds, '\n'), 'ndeliveries', s(#ds)}
-  for _, v in ipairs(redis.call('HGETALL', ek)) do rec[#rec + 1] = v end
-  record(rec)
+  record_hash('event', redis.call('HGETALL', ek),
+              {'deliveries', table.concat(ds, '\n'), 'ndeliveries', s(#ds)})
 end
 )LUA";
 
@@ -442,10 +446,11 @@ for _, q in ipairs(queues) do
       if found >= want then break end
       local id = string.sub(m, 37)
       -- Without a filter nearly every candidate is taken: read it whole, once.
-      local whole, ty, pv, ikey = nil, nil, nil, nil
+      local whole, whole_h, ty, pv, ikey = nil, nil, nil, nil, nil
       if allowed == nil then
         whole = redis.call('HGETALL', tkey(q, id))
-        ikey = as_table(whole).ikey
+        whole_h = as_table(whole)
+        ikey = whole_h.ikey
       else
         local h = redis.call('HMGET', tkey(q, id), 'type', 'pv', 'ikey')
         ty, pv, ikey = h[1], h[2], h[3] or nil
@@ -467,7 +472,7 @@ for _, q in ipairs(queues) do
           end
         end
         if take then
-          chosen[#chosen + 1] = {m, q, id, whole}
+          chosen[#chosen + 1] = {m, q, id, whole, whole_h}
           found = found + 1
         end
       end
@@ -494,7 +499,7 @@ for j = 1, math.min(#chosen, want) do
   local k = tkey(q, id)
   local lease_id = ARGV[pos + j - 1] .. '~' .. q .. '~' .. id
   local flat = chosen[j][4] or redis.call('HGETALL', k)
-  local h = as_table(flat)
+  local h = chosen[j][5] or as_table(flat)
   local span = tonumber(h.timeout)
   if lease_ms and tonumber(lease_ms) < span then span = tonumber(lease_ms) end
   local deadline = now + span
@@ -533,18 +538,18 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   local h = as_table(flat)
   if h.lease ~= lease_id or h.status ~= 'running' then return {'lost'} end
   acked[k] = true
-  -- The reply is the task as read and what changed ('' = removed): cheaper than a new table.
-  local changes = {'status', 'succeeded', 'next', '', 'lease', '', 'deadline', '', 'ver', '',
-                   'updated', now}
-  if h.infast == '1' then
+  local was_fast = h.infast == '1'
+  if was_fast then
     redis.call('HINCRBY', P .. 'fast', h.type, -1)
     h.infast = '0'
-    changes[#changes + 1], changes[#changes + 2] = 'infast', '0'
   end
   attempt_record_of(h, id, now, 'succeeded', '-', http, excerpt)
   h.status, h.result, h.next, h.lease, h.deadline = 'succeeded', opt(result), nil, nil, nil
   h.ver, h.updated = s(tonumber(h.ver) + 1), now
-  changes[10] = h.ver
+  -- The reply is the task as read and what changed ('' = removed): cheaper than a new table.
+  local changes = {'status', 'succeeded', 'next', '', 'lease', '', 'deadline', '', 'ver', h.ver,
+                   'updated', now}
+  if was_fast then changes[#changes + 1], changes[#changes + 2] = 'infast', '0' end
   if h.result then changes[#changes + 1], changes[#changes + 2] = 'result', h.result end
   later('ZREM', qkey(q, 'leases'), id)
   drop_lease_key(lease_id)
