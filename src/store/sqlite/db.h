@@ -108,6 +108,8 @@ class Db {
   std::optional<int64_t> QueryInt(const char* sql);
 
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+  // The rowid of the last row an INSERT added on this connection.
+  int64_t LastInsertRowid() const { return sqlite3_last_insert_rowid(db_); }
   sqlite3* handle() { return db_; }
 
  private:

@@ -34,7 +34,6 @@ bool TypeAllowed(const LeaseRequest& request, const std::string& type, int versi
 }
 
 constexpr size_t kInsertColumns = 17;
-constexpr const char* kLastSeqSql = "SELECT max(seq) FROM tasks";
 
 // Batches are inserted this many rows per statement (and the rest by the next size down): one
 // execution of a many-row INSERT opens its cursors and resets once instead of once per task.
@@ -87,11 +86,6 @@ Result<std::vector<SubmitOutcome>> TaskTable::Submit(const std::vector<core::Tas
   outcomes.reserve(tasks.size());
   for (size_t first = 0; first < tasks.size();) {
     const size_t rows = RowsPerInsert(tasks.size() - first);
-    // Rows the INSERT adds get seqs above the largest before it (seq is the rowid, assigned as
-    // max + 1), so after a clash each row can be told new or old. A one-row INSERT that clashed
-    // added nothing, so it needs no look.
-    const int64_t last_seq_before =
-        rows == 1 ? std::numeric_limits<int64_t>::max() : db_.QueryInt(kLastSeqSql).value_or(0);
     Query insert = db_.Prepare(InsertSql(rows));
     for (size_t r = 0; r < rows; ++r) {
       const core::TaskSpec& spec = tasks[first + r];
@@ -114,7 +108,13 @@ Result<std::vector<SubmitOutcome>> TaskTable::Submit(const std::vector<core::Tas
           .BindAt(at + 16, spec.schedule_time)
           .BindAt(at + 17, spec.schedule_time);
     }
-    const bool all_new = static_cast<size_t>(insert.Run()) == rows;
+    const int added = insert.Run();
+    const bool all_new = static_cast<size_t>(added) == rows;
+    // The rows the INSERT added got the seqs just below and up to the last rowid (seq is the
+    // rowid, assigned as max + 1 row after row), so after a clash each row can be told new or
+    // old by its seq.
+    const int64_t last_seq_before =
+        added == 0 ? std::numeric_limits<int64_t>::max() : db_.LastInsertRowid() - added;
     std::set<std::string_view> ids_before;  // task_ids of this INSERT's earlier rows
     for (size_t r = 0; r < rows; ++r) {
       const core::TaskSpec& spec = tasks[first + r];
