@@ -134,12 +134,53 @@ std::optional<core::Millis> ParseRetryAfter(std::string_view value, core::Millis
   return std::clamp<core::Millis>(delay, 0, kMaxRetryAfterMs);
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence (RFC 3629) at the start of `s`, 0 if there is
+// none. Hand-written: neither Boost nor the standard library offers a check that resumes after
+// a bad byte, and the excerpt must keep what follows it.
+size_t Utf8SequenceAt(std::string_view s) {
+  const auto b = [&](size_t i) { return i < s.size() ? static_cast<uint8_t>(s[i]) : 0u; };
+  const auto cont = [&](size_t i) { return (b(i) & 0xC0) == 0x80; };
+  const uint8_t c = b(0);
+  if (c >= 0x01 && c <= 0x7F) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const uint8_t lo = c == 0xE0 ? 0xA0 : 0x80,
+                  hi = c == 0xED ? 0x9F : 0xBF;  // no overlong, no surrogate
+    return b(1) >= lo && b(1) <= hi && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const uint8_t lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;  // <= U+10FFFF
+    return b(1) >= lo && b(1) <= hi && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;  // NUL (no text column holds it), a stray continuation byte, 0xC0/0xC1, 0xF5..
+}
+
+}  // namespace
+
 std::string Excerpt(std::string_view body, size_t limit) {
-  if (body.size() <= limit) return std::string(body);
+  // Text first: each bad byte becomes U+FFFD (3 bytes), so `limit` + 3 bytes of body give at
+  // least `limit` of text, and a character cut at the body's end falls past the cut below.
+  std::string_view head = body.substr(0, limit + 3);
+  std::string text;
+  text.reserve(head.size());
+  for (size_t i = 0; i < head.size();) {
+    const size_t n = Utf8SequenceAt(head.substr(i));
+    if (n == 0) {
+      text += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      text.append(head.substr(i, n));
+      i += n;
+    }
+  }
+  if (text.size() <= limit) return text;
   size_t cut = limit;
   // Step back over continuation bytes (10xxxxxx) so a multi-byte character is not split.
-  for (int i = 0; i < 3 && cut > 0 && (static_cast<uint8_t>(body[cut]) & 0xC0) == 0x80; ++i) --cut;
-  return std::string(body.substr(0, cut));
+  while (cut > 0 && (static_cast<uint8_t>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  return text;
 }
 
 core::Failure ToFailure(const Outcome& outcome) {

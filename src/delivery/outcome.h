@@ -42,7 +42,9 @@ Outcome Classify(const HttpResponse& response, const std::optional<SuccessCheck>
 inline constexpr core::Millis kMaxRetryAfterMs = 24 * 3600 * 1000LL;
 std::optional<core::Millis> ParseRetryAfter(std::string_view value, core::Millis now);
 
-// The first `limit` bytes of `body`, shortened so no UTF-8 sequence is cut in half.
+// The start of `body` as text of at most `limit` bytes: well-formed UTF-8 kept, every other
+// byte (NUL included) shown as U+FFFD, no character cut in half. Receivers send any bytes; the
+// attempt log, its JSON and PostgreSQL's text columns take only text.
 std::string Excerpt(std::string_view body, size_t limit = kExcerptBytes);
 
 // The engine's view of a failed attempt: permanent → no retry, Retry-After → a floor on the

@@ -101,6 +101,22 @@ TEST(OutcomeTest, ExcerptKeepsTheFirstKibibyteOnACharacterBoundary) {
   EXPECT_EQ(Excerpt("short"), "short");
 }
 
+TEST(OutcomeTest, ExcerptShowsBytesThatAreNotTextAsReplacementCharacters) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(Excerpt(std::string("a\0b", 3)), "a" + fffd + "b");
+  EXPECT_EQ(Excerpt("\xff\xfe ok"), fffd + fffd + " ok");
+  EXPECT_EQ(Excerpt("\xc3(\xc0\xaf"), fffd + "(" + fffd + fffd);      // cut, overlong
+  EXPECT_EQ(Excerpt("\xed\xa0\x80!"), fffd + fffd + fffd + "!");      // a surrogate
+  EXPECT_EQ(Excerpt("\xf4\x90\x80\x80"), fffd + fffd + fffd + fffd);  // past U+10FFFF
+  EXPECT_EQ(Excerpt("é € 𝄞 \x7f"), "é € 𝄞 \x7f");                     // text stays
+  // Replacements count against the limit, and the cut stays on a character boundary.
+  std::string bad(2000, '\xff');
+  std::string shown = Excerpt(bad);
+  EXPECT_LE(shown.size(), kExcerptBytes);
+  EXPECT_EQ(shown.size() % 3, 0u);
+  EXPECT_EQ(shown.substr(0, 3), fffd);
+}
+
 TEST(OutcomeTest, ToFailureTellsTheEngineWhatToDo) {
   core::Failure permanent = ToFailure(Classify(Status(404), std::nullopt, kNow));
   EXPECT_EQ(permanent.mode, core::RetryMode::kNever);
