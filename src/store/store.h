@@ -73,7 +73,10 @@ struct AckRequest {
 
 // What a finished attempt did, for metrics and wake-ups.
 struct AttemptReport {
-  core::Task task;  // the task after the transition
+  // The task after the transition. After an Ack a store may leave the spec's payload and the
+  // fields set at submit other than task_id, queue, task_type and idempotency_key unset: nobody
+  // reads them there, and reading the payload back costs the drain.
+  core::Task task;
   Millis attempt_started_at = 0;
   core::RetryDecision decision;  // for failures
 };

@@ -49,6 +49,11 @@ TEST_P(StoreConformance, AckIsFencedByTheCurrentLease) {
   EXPECT_EQ(acked->task.status, TaskStatus::kSucceeded);
   EXPECT_EQ(acked->task.result, R"({"ok":true})");
   EXPECT_EQ(acked->attempt_started_at, kT0 + 1'000);
+  // What the engine's metrics and wake-ups read of an acked task.
+  EXPECT_EQ(acked->task.spec.task_id, "a");
+  EXPECT_EQ(acked->task.spec.task_type, Spec("a").task_type);
+  EXPECT_EQ(acked->task.spec.queue, Spec("a").queue);
+  EXPECT_EQ(acked->task.attempts, 2);
   EXPECT_EQ(Ack(second.lease_id, kT0 + 1'003).error().code, core::ErrorCode::kLeaseLost);
   EXPECT_EQ(Ack("no-such-lease").error().code, core::ErrorCode::kLeaseLost);
   EXPECT_EQ(Get("a").status, TaskStatus::kSucceeded);
@@ -224,7 +229,9 @@ TEST_P(StoreConformance, IdempotencyKeyRunsOneAtATimeAndDedupesAfterSuccess) {
   LeaseBatch second = LeaseFrom({"q"}, 10, kT0 + 2);
   EXPECT_EQ(LeasedIds(second), (std::vector<std::string>{"b"}));
   // b succeeds: a, due again, completes as deduplicated without reaching a worker.
-  ASSERT_TRUE(Ack(second.leases[0].lease_id, kT0 + 3));
+  auto acked = Ack(second.leases[0].lease_id, kT0 + 3);
+  ASSERT_TRUE(acked);
+  EXPECT_EQ(acked->task.spec.idempotency_key, "k");  // the engine wakes b's siblings by it
   Promote(kT0 + 100);
   LeaseBatch third = LeaseFrom({"q"}, 10, kT0 + 100);
   EXPECT_TRUE(third.leases.empty());

@@ -95,7 +95,9 @@ RedisCall AckCall(const AckRequest& request) {
 Result<AttemptReport> AckReply(const RedisReply& r) {
   if (r.IsError()) return ScriptError(r);
   if (r.elements.empty() || r.elements[0].str != "ok") return LeaseLost();
-  LiveTask live = TaskFromFields(FieldsWithChanges(r.elements.at(1), r.elements.at(2)));
+  Fields f = FieldsFromValues(kAckFields, r.elements.at(1));
+  ApplyChanges(r.elements.at(2), f);
+  LiveTask live = AckedTaskFromFields(f);
   return AttemptReport{std::move(live.task), live.attempt_started_at, {}};
 }
 

@@ -537,6 +537,43 @@ TEST(RedisPgStore, TheOutboxIsTrimmedOnceCopied) {
   store.Close();
 }
 
+// The outbox carries records as JSON (cjson in the scripts, boost::json in the recorder):
+// whatever text a worker or a receiver sent reaches PostgreSQL byte for byte.
+TEST(RedisPgStore, RecordsKeepEveryCharacterOnTheirWayToPostgresql) {
+  using testing::Await;
+  using testing::kT0;
+  auto own = OpenOwn("record-bytes");
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  core::TaskSpec spec = TestSpec("odd");
+  spec.payload = R"({"s":"a\"b\\c/d\u0001 é € 𝄞"})";
+  ASSERT_TRUE(
+      Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
+  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  ASSERT_TRUE(batch);
+  ASSERT_EQ(batch->leases.size(), 1u);
+  const std::string excerpt = "quote \" back \\ slash / tab \t nl \n ctl \x01 é € 𝄞 end";
+  AckRequest ack;
+  ack.lease_id = batch->leases[0].lease_id;
+  ack.now = kT0 + 2;
+  ack.result = R"(["\"",	"/"])";  // a raw tab between JSON tokens
+  ack.detail.http_status = 200;
+  ack.detail.response_excerpt = excerpt;
+  ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
+  // Finished tasks and their attempts are read from PostgreSQL (the outbox copied first).
+  auto task = Await<core::Task>([&](auto done) { store.Get("odd", done); });
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->spec.payload, spec.payload);
+  EXPECT_EQ(task->result, ack.result);
+  auto attempts =
+      Await<std::vector<core::Attempt>>([&](auto done) { store.Attempts("odd", done); });
+  ASSERT_TRUE(attempts);
+  ASSERT_EQ(attempts->size(), 1u);
+  EXPECT_EQ((*attempts)[0].response_excerpt, excerpt);
+  EXPECT_EQ((*attempts)[0].http_status, 200);
+  store.Close();
+}
+
 // Redis loses everything (FLUSHALL): serve refuses to start on it, `madeira recover` writes back
 // every non-terminal task (the running one as pending), the id claims of ended tasks, the
 // succeeded idempotency key and the event, and the store carries on from there.

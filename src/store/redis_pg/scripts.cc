@@ -11,7 +11,7 @@
 //                           then gone an hour later, by PEXPIRE)
 //   P seq, queues, depth, fast   submit counter, queue names, per-queue counts, fast retries
 //   P outbox         stream every changed task and finished attempt, for the PostgreSQL record
-//                           (an entry holds a script call's records, each from its "kind" on)
+//                           (an entry: field j, a JSON array of up to 64 records; see record())
 //   P event:<source>\t<event_id>   hash + :deliveries list   a received event and its tasks
 //   P eventids:<event_id>           zset   the sources that sent this id, by time received
 //   P{b}:rate        string   a rate limit's token bucket shared by the processes (rate_bucket.cc)
@@ -85,32 +85,26 @@ local function add_queue(q)
   QUEUES_ADDED[q] = true
   redis.call('SADD', P .. 'queues', q)
 end
--- The records for PostgreSQL (P outbox): many records to an entry, each starting with its
--- 'kind' field (the recorder splits an entry there). Entries stay under OUTBOX_ARGS values.
-local OUTBOX, OUTBOX_ARGS = {}, 2000
+-- The records for PostgreSQL (P outbox): each a flat {name, value, ...} table starting with
+-- 'kind'; an entry holds up to RECORDS_PER_ENTRY of them as one JSON array in its field 'j'.
+-- One value an entry, not two a field: Redis pays for every value of an entry (the listpack,
+-- the AOF, the XREADGROUP reply) far more than for its bytes, and cjson packs them in C.
+local RECORDS, RECORDS_PER_ENTRY = {}, 64
 local function outbox_entry()
-  if #OUTBOX > 0 then redis.call('XADD', P .. 'outbox', '*', unpack(OUTBOX)) end
-  OUTBOX = {}
-end
--- The outbox entry to append a record of at most n values to (records are written straight
--- into it: copying them costs as much Lua as making them).
-local function record_into(n)
-  if #OUTBOX > 0 and #OUTBOX + n > OUTBOX_ARGS then outbox_entry() end
-  return OUTBOX
+  if #RECORDS > 0 then redis.call('XADD', P .. 'outbox', '*', 'j', cjson.encode(RECORDS)) end
+  RECORDS = {}
 end
 local function record(rec)
-  local o = record_into(#rec)
-  for i = 1, #rec do o[#o + 1] = rec[i] end
+  RECORDS[#RECORDS + 1] = rec
+  if #RECORDS >= RECORDS_PER_ENTRY then outbox_entry() end
 end
 -- A record of `kind` whose fields are a flat hash (a task's or an event's), after `head`.
 local function record_hash(kind, flat, head)
-  local o = record_into(2 + #head + #flat)
+  local o = {'kind', kind}
+  for i = 1, #head do o[2 + i] = head[i] end
   local n = #o
-  o[n + 1], o[n + 2] = 'kind', kind
-  n = n + 2
-  for i = 1, #head do o[n + i] = head[i] end
-  n = n + #head
   for i = 1, #flat do o[n + i] = flat[i] end
+  record(o)
 end
 local CHUNK = 4000  -- even (pairs stay whole), and well under Lua's unpack limit
 local function flush_gathered()
@@ -177,10 +171,7 @@ local function as_table(flat)
 end
 -- The state record of a task held as a table (h as it is after the change), or read from k.
 local function record_state_of(h, id)
-  local o = record_into(4 + 2 * #STATE_FIELDS)
-  local n = #o
-  o[n + 1], o[n + 2], o[n + 3], o[n + 4] = 'kind', 'state', 'id', id
-  n = n + 4
+  local o, n = {'kind', 'state', 'id', id}, 4
   for _, name in ipairs(STATE_FIELDS) do
     local v = h[name]
     if v and v ~= '' then  -- '' = none ('next' after a lease: cheaper than HDEL)
@@ -188,6 +179,7 @@ local function record_state_of(h, id)
       n = n + 2
     end
   end
+  record(o)
 end
 local function record_state(k, id)
   local values, h = redis.call('HMGET', k, unpack(STATE_FIELDS)), {}
@@ -253,13 +245,9 @@ local function clear_fast(k)
 end
 -- The finished attempt's record, from the task held as a table (its attempts, worker, astart).
 local function attempt_record_of(h, id, now, outcome, err, http, excerpt)
-  local o = record_into(20)
+  local o = {'kind', 'attempt', 'task_id', id, 'attempt', h.attempts, 'worker', h.worker or '',
+             'started', h.astart or now, 'finished', now, 'outcome', outcome}
   local n = #o
-  o[n + 1], o[n + 2], o[n + 3], o[n + 4], o[n + 5], o[n + 6] =
-    'kind', 'attempt', 'task_id', id, 'attempt', h.attempts
-  o[n + 7], o[n + 8], o[n + 9], o[n + 10] = 'worker', h.worker or '', 'started', h.astart or now
-  o[n + 11], o[n + 12], o[n + 13], o[n + 14] = 'finished', now, 'outcome', outcome
-  n = n + 14
   for _, f in ipairs({{'error', err}, {'http', http}, {'excerpt', excerpt}}) do
     local x = opt(f[2])
     if x then
@@ -267,6 +255,7 @@ local function attempt_record_of(h, id, now, outcome, err, http, excerpt)
       n = n + 2
     end
   end
+  record(o)
 end
 local function attempt_record(k, id, now, outcome, err, http, excerpt)
   local v = redis.call('HMGET', k, 'attempts', 'worker', 'astart')
@@ -529,13 +518,19 @@ return {leases, deduped}
 // (the store sends the acks queued together as one call).
 constexpr const char* kAck = R"LUA(
 local acked = {}  -- the tasks acked by this call: their hashes go at its end
+-- What an ack reads (kAckFields in task_codec.cc, same order): not the payload nor the rest of
+-- the spec, which the answer does not carry and the records do not need.
+local ACK_FIELDS = {'id', 'queue', 'type', 'ikey', 'chash', 'lease', 'worker', 'astart', 'ver',
+                    'status', 'retry', 'attempts', 'updated', 'next', 'lerr', 'result', 'dedup',
+                    'fastused', 'infast'}
 local function ack(lease_id, now, ttl, result, http, excerpt)
   local q, id = lease_target(lease_id)
   if not q then return {'lost'} end
   local k = tkey(q, id)
   if acked[k] then return {'lost'} end
-  local flat = redis.call('HGETALL', k)
-  local h = as_table(flat)
+  local values = redis.call('HMGET', k, unpack(ACK_FIELDS))
+  local h = {}
+  for i = 1, #ACK_FIELDS do h[ACK_FIELDS[i]] = values[i] or nil end
   if h.lease ~= lease_id or h.status ~= 'running' then return {'lost'} end
   acked[k] = true
   local was_fast = h.infast == '1'
@@ -546,7 +541,7 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   attempt_record_of(h, id, now, 'succeeded', '-', http, excerpt)
   h.status, h.result, h.next, h.lease, h.deadline = 'succeeded', opt(result), nil, nil, nil
   h.ver, h.updated = s(tonumber(h.ver) + 1), now
-  -- The reply is the task as read and what changed ('' = removed): cheaper than a new table.
+  -- The reply is the fields as read and what changed ('' = removed): cheaper than a new table.
   local changes = {'status', 'succeeded', 'next', '', 'lease', '', 'deadline', '', 'ver', h.ver,
                    'updated', now}
   if was_fast then changes[#changes + 1], changes[#changes + 2] = 'infast', '0' end
@@ -565,7 +560,7 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   later('HSET', P .. 'ended', id, 'succeeded\t' .. h.chash)
   later('HDEL', P .. 'ids', id)
   later('DEL', nil, k)
-  return {'ok', flat, changes}
+  return {'ok', values, changes}
 end
 local out = {}
 for i = 2, #ARGV, 6 do

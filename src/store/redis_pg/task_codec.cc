@@ -78,8 +78,7 @@ Fields FieldsFromFlat(const RedisReply& flat) {
   return f;
 }
 
-Fields FieldsWithChanges(const RedisReply& flat, const RedisReply& changes) {
-  Fields f = FieldsFromFlat(flat);
+void ApplyChanges(const RedisReply& changes, Fields& f) {
   for (size_t i = 0; i + 1 < changes.elements.size(); i += 2) {
     const std::string& value = changes.elements[i + 1].str;
     if (value.empty()) {
@@ -88,38 +87,72 @@ Fields FieldsWithChanges(const RedisReply& flat, const RedisReply& changes) {
       f[changes.elements[i].str] = value;
     }
   }
+}
+
+Fields FieldsWithChanges(const RedisReply& flat, const RedisReply& changes) {
+  Fields f = FieldsFromFlat(flat);
+  ApplyChanges(changes, f);
   return f;
 }
+
+namespace {
+
+// A record value as the scripts write it: a string (cjson leaves a number a number).
+std::string RecordValue(const boost::json::value& v) {
+  if (v.is_string()) return std::string(v.get_string());
+  if (v.is_int64()) return std::to_string(v.get_int64());
+  if (v.is_uint64()) return std::to_string(v.get_uint64());
+  throw std::runtime_error("outbox record holds a value that is not text: " +
+                           boost::json::serialize(v));
+}
+
+// Field 'j' of an entry: a JSON array of records, each a flat [name, value, ...] array.
+void AppendRecordsFromJson(const std::string& text, std::vector<Fields>& records) {
+  boost::json::parse_options options;
+  options.allow_invalid_utf8 = true;  // cjson copies bytes >= 0x80 as they are
+  boost::json::error_code ec;
+  boost::json::value all = boost::json::parse(text, ec, {}, options);
+  if (ec || !all.is_array()) throw std::runtime_error("outbox entry is not a JSON array");
+  for (const boost::json::value& r : all.get_array()) {
+    if (!r.is_array()) throw std::runtime_error("outbox record is not a JSON array");
+    const boost::json::array& flat = r.get_array();
+    Fields& f = records.emplace_back();
+    for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+      f[RecordValue(flat[i])] = RecordValue(flat[i + 1]);
+    }
+  }
+}
+
+}  // namespace
 
 std::vector<Fields> RecordsFromFlat(const RedisReply& flat) {
   std::vector<Fields> records;
   for (size_t i = 0; i + 1 < flat.elements.size(); i += 2) {
     const std::string& name = flat.elements[i].str;
+    if (name == "j") {
+      AppendRecordsFromJson(flat.elements[i + 1].str, records);
+      continue;
+    }
+    // Entries written before the records went as JSON: a field each, a record from its "kind".
     if (name == "kind" || records.empty()) records.emplace_back();
     records.back()[name] = flat.elements[i + 1].str;
   }
   return records;
 }
 
-LiveTask TaskFromFields(const Fields& f) {
-  LiveTask live;
+namespace {
+
+// What names a task and what its transitions change: all an ack reads (kAckFields).
+void TaskHeadFromFields(const Fields& f, LiveTask& live) {
   core::Task& t = live.task;
   t.spec.task_id = Need(f, "id");
   t.spec.task_type = Need(f, "type");
   t.spec.queue = Need(f, "queue");
-  t.spec.payload_version = static_cast<int>(Num(f, "pv"));
-  t.spec.payload = Need(f, "payload");
-  t.spec.schedule_time = Num(f, "sched");
-  t.spec.timeout_ms = Num(f, "timeout");
-  t.spec.max_retries = static_cast<int>(Num(f, "maxr"));
-  t.spec.priority = static_cast<int>(Num(f, "prio"));
-  t.spec.trace_id = Need(f, "trace");
   t.spec.idempotency_key = Maybe(f, "ikey");
   t.spec.content_hash = Need(f, "chash");
   t.status = Status(Need(f, "status"));
   t.retry_count = static_cast<int>(Num(f, "retry"));
   t.attempts = static_cast<int>(Num(f, "attempts"));
-  t.created_at = Num(f, "created");
   t.updated_at = Num(f, "updated");
   // "" = none: a lease blanks it (one HSET instead of an HSET and an HDEL).
   if (auto next = Maybe(f, "next"); next && !next->empty()) t.next_attempt_at = std::stoll(*next);
@@ -128,15 +161,50 @@ LiveTask TaskFromFields(const Fields& f) {
   t.deduplicated = Need(f, "dedup") == "1";
   t.fast_retries_used = static_cast<int>(Num(f, "fastused"));
   t.in_fast_retry = Need(f, "infast") == "1";
-  t.seq = Num(f, "seq");
   live.lease_id = Maybe(f, "lease").value_or("");
-  live.fencing_token = NumOr(f, "token", 0);
-  live.deadline = NumOr(f, "deadline", 0);
   live.attempt_started_at = NumOr(f, "astart", 0);
   live.worker = Maybe(f, "worker").value_or("");
-  live.ready_at = NumOr(f, "ready", 0);
   live.ver = NumOr(f, "ver", 0);
+}
+
+}  // namespace
+
+const std::vector<std::string> kAckFields = {"id",     "queue",    "type",     "ikey",  "chash",
+                                             "lease",  "worker",   "astart",   "ver",   "status",
+                                             "retry",  "attempts", "updated",  "next",  "lerr",
+                                             "result", "dedup",    "fastused", "infast"};
+
+LiveTask TaskFromFields(const Fields& f) {
+  LiveTask live;
+  TaskHeadFromFields(f, live);
+  core::Task& t = live.task;
+  t.spec.payload_version = static_cast<int>(Num(f, "pv"));
+  t.spec.payload = Need(f, "payload");
+  t.spec.schedule_time = Num(f, "sched");
+  t.spec.timeout_ms = Num(f, "timeout");
+  t.spec.max_retries = static_cast<int>(Num(f, "maxr"));
+  t.spec.priority = static_cast<int>(Num(f, "prio"));
+  t.spec.trace_id = Need(f, "trace");
+  t.created_at = Num(f, "created");
+  t.seq = Num(f, "seq");
+  live.fencing_token = NumOr(f, "token", 0);
+  live.deadline = NumOr(f, "deadline", 0);
+  live.ready_at = NumOr(f, "ready", 0);
   return live;
+}
+
+LiveTask AckedTaskFromFields(const Fields& f) {
+  LiveTask live;
+  TaskHeadFromFields(f, live);
+  return live;
+}
+
+Fields FieldsFromValues(const std::vector<std::string>& names, const RedisReply& values) {
+  Fields f;
+  for (size_t i = 0; i < names.size() && i < values.elements.size(); ++i) {
+    if (!values.elements[i].IsNil()) f[names[i]] = values.elements[i].str;
+  }
+  return f;
 }
 
 const char* const kPgTaskColumns =

@@ -19,7 +19,10 @@ Fields FieldsFromFlat(const RedisReply& flat);
 // A task hash as read (flat) with the changes a script made to it after (flat pairs; an empty
 // value = the field was removed).
 Fields FieldsWithChanges(const RedisReply& flat, const RedisReply& changes);
-// The records of one outbox entry: an entry holds one or more, each starting at its "kind".
+// Those changes applied to fields read some other way.
+void ApplyChanges(const RedisReply& changes, Fields& f);
+// The records of one outbox entry: field "j", a JSON array of flat [name, value, ...] arrays
+// (entries written before that: a field each, every record starting at its "kind").
 std::vector<Fields> RecordsFromFlat(const RedisReply& flat);
 
 // A task as Redis holds it: the task plus the live attempt's lease state.
@@ -36,6 +39,14 @@ struct LiveTask {
 
 // Throws std::runtime_error on a malformed hash (a broken invariant).
 LiveTask TaskFromFields(const Fields& f);
+
+// What an ack reads of its task (ACK_FIELDS in scripts.cc, same order): the fields that name
+// it and those its transitions change — not its payload, which nobody needs back from an ack.
+extern const std::vector<std::string> kAckFields;
+// A task from those fields alone: its spec holds the id, queue, type, key and content hash.
+LiveTask AckedTaskFromFields(const Fields& f);
+// HMGET's answer for `names` (a nil = an absent field).
+Fields FieldsFromValues(const std::vector<std::string>& names, const RedisReply& values);
 
 inline std::string Num(int64_t v) { return std::to_string(v); }
 
