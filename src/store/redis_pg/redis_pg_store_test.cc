@@ -538,7 +538,7 @@ TEST(RedisPgStore, TheOutboxIsTrimmedOnceCopied) {
 }
 
 // The outbox carries records as JSON (cjson in the scripts, boost::json in the recorder):
-// whatever text a worker or a receiver sent reaches PostgreSQL byte for byte.
+// whatever text a worker or a receiver sent reaches PostgreSQL byte for byte, short or long.
 TEST(RedisPgStore, RecordsKeepEveryCharacterOnTheirWayToPostgresql) {
   using testing::Await;
   using testing::kT0;
@@ -546,13 +546,14 @@ TEST(RedisPgStore, RecordsKeepEveryCharacterOnTheirWayToPostgresql) {
   ASSERT_TRUE(own);
   Store& store = *own;
   core::TaskSpec spec = TestSpec("odd");
-  spec.payload = R"({"s":"a\"b\\c/d\u0001 é € 𝄞"})";
+  spec.payload = R"({"s":"a\"b\\c/d\u0001 é € 𝄞","pad":")" + std::string(400, 'p') + "\"}";
   ASSERT_TRUE(
       Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
   auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
   ASSERT_TRUE(batch);
   ASSERT_EQ(batch->leases.size(), 1u);
-  const std::string excerpt = "quote \" back \\ slash / tab \t nl \n ctl \x01 é € 𝄞 end";
+  const std::string excerpt =
+      "quote \" back \\ slash / tab \t nl \n ctl \x01 é € 𝄞 " + std::string(300, 'x') + " end";
   AckRequest ack;
   ack.lease_id = batch->leases[0].lease_id;
   ack.now = kT0 + 2;

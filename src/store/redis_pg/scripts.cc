@@ -42,7 +42,21 @@ local function opt(v)
   if v == nil or string.sub(v, 1, 1) ~= '+' then return nil end
   return string.sub(v, 2)
 end
-local function qkey(q, name) return P .. '{' .. q .. '}:' .. name end
+-- Queue keys, made once a script call: every concatenation makes (and interns) a new string.
+local QKEYS = {}
+local function qkey(q, name)
+  local keys = QKEYS[q]
+  if not keys then
+    keys = {}
+    QKEYS[q] = keys
+  end
+  local k = keys[name]
+  if not k then
+    k = P .. '{' .. q .. '}:' .. name
+    keys[name] = k
+  end
+  return k
+end
 local function tkey(q, id) return P .. '{' .. q .. '}:task:' .. id end
 local function split2(v)
   local i = string.find(v, '\t', 1, true)
@@ -51,13 +65,17 @@ end
 -- Writes gathered while a script runs and made once at its end (flush_gathered, in the order
 -- first used): every redis.call costs Redis more than the work it does, so one call carries the
 -- changes of all the tasks a script touches. Only for keys the script does not read again.
-local GATHERED, GATHER_ORDER = {}, {}
+local GATHERED, GATHER_ORDER = {}, {}  -- GATHERED[cmd][key or ''] = slot
 local function later(cmd, key, a, b)
-  local name = cmd .. '\0' .. (key or '')
-  local slot = GATHERED[name]
+  local by_key = GATHERED[cmd]
+  if not by_key then
+    by_key = {}
+    GATHERED[cmd] = by_key
+  end
+  local slot = by_key[key or '']
   if not slot then
     slot = {cmd = cmd, key = key, args = {}}
-    GATHERED[name] = slot
+    by_key[key or ''] = slot
     GATHER_ORDER[#GATHER_ORDER + 1] = slot
   end
   local args = slot.args
@@ -65,10 +83,15 @@ local function later(cmd, key, a, b)
   if b ~= nil then args[#args + 1] = b end
 end
 -- Per-queue counts by state (P depth), summed while the script runs.
-local DEPTH = {}
+local DEPTH = {}  -- DEPTH[q][state] = change
 local function depth(q, from, to)
-  if from then DEPTH[q .. '\t' .. from] = (DEPTH[q .. '\t' .. from] or 0) - 1 end
-  if to then DEPTH[q .. '\t' .. to] = (DEPTH[q .. '\t' .. to] or 0) + 1 end
+  local d = DEPTH[q]
+  if not d then
+    d = {}
+    DEPTH[q] = d
+  end
+  if from then d[from] = (d[from] or 0) - 1 end
+  if to then d[to] = (d[to] or 0) + 1 end
 end
 -- The submit counter (P seq), read once and written back once.
 local SEQ, SEQ_READ = 0, false
@@ -119,8 +142,10 @@ local function flush_gathered()
       end
     end
   end
-  for name, n in pairs(DEPTH) do
-    if n ~= 0 then redis.call('HINCRBY', P .. 'depth', name, n) end
+  for q, d in pairs(DEPTH) do
+    for state, n in pairs(d) do
+      if n ~= 0 then redis.call('HINCRBY', P .. 'depth', q .. '\t' .. state, n) end
+    end
   end
   if SEQ_READ then redis.call('SET', P .. 'seq', string.format('%d', SEQ)) end
   outbox_entry()
@@ -275,7 +300,8 @@ local function create_task(now, a, i)
   local status = 'pending'
   if tonumber(sched) > tonumber(now) then status = 'scheduled' end
   local k = tkey(q, id)
-  local fields = {'id', id, 'type', a[i + 1], 'queue', q, 'pv', a[i + 3],
+  -- The hash's fields after the record's kind: written once, then handed to the outbox whole.
+  local fields = {'kind', 'task', 'id', id, 'type', a[i + 1], 'queue', q, 'pv', a[i + 3],
     'payload', a[i + 4], 'sched', sched, 'timeout', a[i + 6], 'maxr', a[i + 7],
     'prio', prio, 'trace', a[i + 9], 'chash', a[i + 11], 'status', status, 'retry', '0',
     'attempts', '0', 'created', now, 'updated', now, 'next', sched, 'ready', sched,
@@ -284,8 +310,8 @@ local function create_task(now, a, i)
     fields[#fields + 1] = 'ikey'
     fields[#fields + 1] = ikey
   end
-  redis.call('HSET', k, unpack(fields))
-  record_hash('task', fields, {})
+  redis.call('HSET', k, unpack(fields, 3))
+  record(fields)
   NEW_IDS[id] = q
   later('HSET', P .. 'ids', id, q)
   add_queue(q)
