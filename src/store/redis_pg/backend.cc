@@ -20,6 +20,9 @@ constexpr int kOutboxBatch = 256;   // entries; one holds up to ~60 records
 constexpr int kFlushRounds = 1000;  // bounds one flush; what is left waits for the next
 constexpr int kCopyTries = 3;       // a copy aborted by a deadlock runs again
 constexpr auto kClaimInterval = std::chrono::seconds(2);
+// Copied entries are trimmed at most this often: a trim costs two round trips, and a flush
+// that waits for them answers the next submits that much later.
+constexpr auto kTrimInterval = std::chrono::milliseconds(200);
 constexpr int64_t kClaimIdleMs = 5'000;
 
 std::string UpsertTasksSql() {
@@ -195,59 +198,87 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
   // consumer, or claimed — but not copied yet), then new ones to the end of the stream, then the
   // pending ones again: those the other backend read meanwhile and has not copied yet. After
   // that every entry added before the call is in PostgreSQL, but for deferred ones (below).
+  // The first pending read and the first new one go in one round trip: each round trip before
+  // the copy delays the answers of the submits waiting for it.
   enum class Phase { kPending, kNew, kPendingAgain };
   Phase phase = Phase::kPending;
   std::string after = "0";  // pending entries are read past this id (deferred ones stay behind)
+  auto read = [&](const std::string& from) {
+    return RedisCall{std::nullopt,
+                     {"XREADGROUP", "GROUP", "pg", consumer_, "COUNT", Num(kOutboxBatch), "STREAMS",
+                      stream, from}};
+  };
   for (int round = 0; round < kFlushRounds; ++round) {
-    RedisReply r = Call({std::nullopt,
-                         {"XREADGROUP", "GROUP", "pg", consumer_, "COUNT", Num(kOutboxBatch),
-                          "STREAMS", stream, phase == Phase::kNew ? ">" : after}});
-    if (r.IsError()) throw RedisIoError("redis: XREADGROUP: " + r.str);
+    std::vector<RedisReply> replies;
+    if (phase == Phase::kPending && round == 0) {
+      replies = Pipeline({read(after), read(">")});
+    } else {
+      replies.push_back(Call(read(phase == Phase::kNew ? ">" : after)));
+    }
     std::vector<Fields> records;
     std::vector<std::string> ids;
+    std::vector<size_t> read_counts;                    // entries each read returned
     std::multimap<std::string, std::string> state_ids;  // task id -> entries with its kind=state
-    if (!r.IsNil() && !r.elements.empty()) {
-      for (const RedisReply& e : r.elements[0].elements.at(1).elements) {
-        ids.push_back(e.elements.at(0).str);
-        if (e.elements.size() < 2 || e.elements[1].IsNil()) continue;
-        for (Fields& f : RecordsFromFlat(e.elements[1])) {
-          auto kind = f.find("kind");
-          auto id = f.find("id");
-          if (kind != f.end() && kind->second == "state" && id != f.end()) {
-            state_ids.emplace(id->second, ids.back());
+    for (const RedisReply& r : replies) {
+      if (r.IsError()) throw RedisIoError("redis: XREADGROUP: " + r.str);
+      const size_t before = ids.size();
+      if (!r.IsNil() && !r.elements.empty()) {
+        for (const RedisReply& e : r.elements[0].elements.at(1).elements) {
+          ids.push_back(e.elements.at(0).str);
+          if (e.elements.size() < 2 || e.elements[1].IsNil()) continue;
+          for (Fields& f : RecordsFromFlat(e.elements[1])) {
+            auto kind = f.find("kind");
+            auto id = f.find("id");
+            if (kind != f.end() && kind->second == "state" && id != f.end()) {
+              state_ids.emplace(id->second, ids.back());
+            }
+            records.push_back(std::move(f));
           }
-          records.push_back(std::move(f));
         }
       }
+      read_counts.push_back(ids.size() - before);
     }
+    // Where this round leaves the phases: a read that returned less than a batch reached the end
+    // of what it reads.
+    const bool pending_done =
+        phase == Phase::kPending && static_cast<int>(read_counts[0]) < kOutboxBatch;
+    const bool new_done =
+        (phase == Phase::kNew && static_cast<int>(read_counts[0]) < kOutboxBatch) ||
+        (replies.size() == 2 && static_cast<int>(read_counts[1]) < kOutboxBatch);
+    // Everything written before the flush began is read once the new entries are, and the
+    // pending ones before them.
+    const bool all_read = new_done && (phase != Phase::kPending || pending_done);
+    if (phase != Phase::kNew && read_counts[0] > 0) after = ids[read_counts[0] - 1];
     if (ids.empty()) {
-      if (phase == Phase::kNew && caught_up) caught_up();
       if (phase == Phase::kPendingAgain) {
         TrimOutbox();
         return true;
       }
-      phase = phase == Phase::kPending ? Phase::kNew : Phase::kPendingAgain;
-      after = "0";
-      continue;
+    } else {
+      const std::set<std::string> deferred = CopyToRecord(BuildRecordBatch(records));
+      // Committed: the work written before this flush began may be answered before the XACK.
+      if (all_read && caught_up) caught_up();
+      // A change whose task has no row yet (its full record is with another process's copy)
+      // stays pending, for a later flush; everything else is done.
+      RedisCommand ack{"XACK", stream, "pg"};
+      std::set<std::string> keep;
+      for (const std::string& task_id : deferred) {
+        auto [from, to] = state_ids.equal_range(task_id);
+        for (auto it = from; it != to; ++it) keep.insert(it->second);
+      }
+      for (const std::string& id : ids) {
+        if (keep.count(id) == 0) ack.push_back(id);
+      }
+      if (ack.size() > 3) Call({std::nullopt, ack});
     }
-    if (phase != Phase::kNew) after = ids.back();
-    const std::set<std::string> deferred = CopyToRecord(BuildRecordBatch(records));
-    // A change whose task has no row yet (its full record is with another process's copy) stays
-    // pending, for a later flush; everything else is done.
-    RedisCommand ack{"XACK", stream, "pg"};
-    std::set<std::string> keep;
-    for (const std::string& task_id : deferred) {
-      auto [from, to] = state_ids.equal_range(task_id);
-      for (auto it = from; it != to; ++it) keep.insert(it->second);
-    }
-    for (const std::string& id : ids) {
-      if (keep.count(id) == 0) ack.push_back(id);
-    }
-    if (ack.size() > 3) Call({std::nullopt, ack});
-    if (phase == Phase::kNew && static_cast<int>(ids.size()) < kOutboxBatch) {
-      if (caught_up) caught_up();
+    if (ids.empty() && all_read && caught_up) caught_up();
+    if (phase == Phase::kPendingAgain) continue;
+    if (phase == Phase::kPending && !pending_done) continue;  // more pending entries
+    if (new_done) {
       phase = Phase::kPendingAgain;
       after = "0";
+    } else {
+      phase = Phase::kNew;
     }
   }
   TrimOutbox();
@@ -262,6 +293,9 @@ void Backend::TrimOutbox() {
   // an entry; trimming whole nodes ("~") costs next to nothing. Only acknowledgements happen
   // between the two reads and the trim, and they only move the bound later, so the bound read
   // is safe.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_trim_ < kTrimInterval) return;
+  last_trim_ = now;
   const std::string stream = prefix_ + "outbox";
   std::vector<RedisReply> r = Pipeline(
       {{std::nullopt, {"XPENDING", stream, "pg"}}, {std::nullopt, {"XINFO", "GROUPS", stream}}});
@@ -279,26 +313,29 @@ void Backend::TrimOutbox() {
 }
 
 std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {
+  // One round trip, one transaction (PgConn::ExecAll): submits wait for this commit.
+  std::vector<PgStatement> statements;
+  int states_at = -1;
+  if (batch.tasks > 0) statements.push_back({UpsertTasksSql(), {batch.tasks_json}});
+  if (batch.states > 0) {
+    states_at = static_cast<int>(statements.size());
+    statements.push_back({UpdateStatesSql(), {batch.states_json}});
+  }
+  if (batch.attempts > 0) statements.push_back({InsertAttemptsSql(), {batch.attempts_json}});
+  if (batch.events > 0) statements.push_back({UpsertEventsSql(), {batch.events_json}});
+  if (statements.empty()) return {};
   // Two copies of overlapping entries (another process's, or this one's read path) can lock
   // the same rows in another order: PostgreSQL then aborts one, which simply runs again.
   for (int attempt = 1;; ++attempt) {
-    std::set<std::string> missing;
-    pg_.Exec("BEGIN");
     try {
-      if (batch.tasks > 0) pg_.Exec(UpsertTasksSql(), {batch.tasks_json});
-      if (batch.states > 0) {
-        PgResult r = pg_.Exec(UpdateStatesSql(), {batch.states_json});
+      std::vector<PgResult> results = pg_.ExecAll(statements);
+      std::set<std::string> missing;
+      if (states_at >= 0) {
+        const PgResult& r = results[states_at];
         for (int i = 0; i < r.Rows(); ++i) missing.insert(r.Text(i, 0));
       }
-      if (batch.attempts > 0) pg_.Exec(InsertAttemptsSql(), {batch.attempts_json});
-      if (batch.events > 0) pg_.Exec(UpsertEventsSql(), {batch.events_json});
-      pg_.Exec("COMMIT");
       return missing;
     } catch (const PgError& e) {
-      try {
-        pg_.Exec("ROLLBACK");
-      } catch (const PgError&) {
-      }
       const bool deadlock = std::string(e.what()).find("deadlock detected") != std::string::npos;
       if (!deadlock || attempt == kCopyTries) throw;
     }

@@ -120,6 +120,7 @@ class Backend {
   uint64_t scripts_generation_ = 0;
   std::array<std::string, kScriptCount> shas_;
   std::chrono::steady_clock::time_point last_claim_{};  // of a crashed process's entries
+  std::chrono::steady_clock::time_point last_trim_{};   // of copied outbox entries
 };
 
 }  // namespace madeira::store::redis_pg

@@ -156,6 +156,48 @@ void PgConn::EnsureConnected() {
   Exec("SET search_path TO " + schema_);
 }
 
+std::vector<PgResult> PgConn::ExecAll(const std::vector<PgStatement>& statements) {
+  EnsureConnected();
+  auto broken = [&](const std::string& why) {
+    PQfinish(conn_);  // whatever the pipeline still holds goes with the connection
+    conn_ = nullptr;
+    healthy_ = false;
+    return PgError("postgresql: " + why);
+  };
+  if (PQenterPipelineMode(conn_) != 1) throw broken(OneLine(PQerrorMessage(conn_)));
+  for (const PgStatement& st : statements) {
+    std::vector<const char*> values;
+    values.reserve(st.params.size());
+    for (const auto& p : st.params) values.push_back(p ? p->c_str() : nullptr);
+    if (PQsendQueryParams(conn_, st.sql.c_str(), static_cast<int>(values.size()), nullptr,
+                          values.data(), nullptr, nullptr, 0) != 1) {
+      throw broken(OneLine(PQerrorMessage(conn_)));
+    }
+  }
+  if (PQpipelineSync(conn_) != 1) throw broken(OneLine(PQerrorMessage(conn_)));
+  std::vector<PgResult> results;
+  std::string error;  // the first statement's error; those after it are skipped (aborted)
+  for (size_t i = 0; i < statements.size(); ++i) {
+    PGresult* raw = PQgetResult(conn_);
+    if (raw == nullptr) throw broken(OneLine(PQerrorMessage(conn_)));
+    PgResult result(raw);
+    const ExecStatusType status = PQresultStatus(raw);
+    if (status == PGRES_FATAL_ERROR && error.empty()) error = OneLine(PQresultErrorMessage(raw));
+    while (PGresult* end = PQgetResult(conn_)) PQclear(end);  // each result ends with a null
+    results.push_back(std::move(result));
+  }
+  PGresult* sync = PQgetResult(conn_);
+  const bool synced = sync != nullptr && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
+  if (sync != nullptr) PQclear(sync);
+  if (!synced || PQexitPipelineMode(conn_) != 1) throw broken(OneLine(PQerrorMessage(conn_)));
+  if (!error.empty()) {
+    healthy_ = PQstatus(conn_) == CONNECTION_OK;
+    throw PgError("postgresql: " + error);
+  }
+  healthy_ = true;
+  return results;
+}
+
 PgResult PgConn::Exec(const std::string& sql,
                       const std::vector<std::optional<std::string>>& params) {
   EnsureConnected();

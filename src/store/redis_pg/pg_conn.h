@@ -38,6 +38,12 @@ class PgResult {
   std::unique_ptr<PGresult, void (*)(PGresult*)> r_;
 };
 
+// A statement and its text parameters (nullopt = NULL).
+struct PgStatement {
+  std::string sql;
+  std::vector<std::optional<std::string>> params;
+};
+
 class PgConn {
  public:
   // `schema` is the PostgreSQL schema every statement runs in (search_path); `application_name`
@@ -54,6 +60,9 @@ class PgConn {
   void EnsureConnected();
   // Runs one statement with text parameters (nullopt = NULL).
   PgResult Exec(const std::string& sql, const std::vector<std::optional<std::string>>& params = {});
+  // Runs the statements in one round trip and one transaction: sent in libpq's pipeline mode
+  // before one Sync, they commit together at it, or none does. A result per statement.
+  std::vector<PgResult> ExecAll(const std::vector<PgStatement>& statements);
   // False once a statement or a connect failed, true again after one succeeds.
   bool healthy() const { return healthy_; }
 

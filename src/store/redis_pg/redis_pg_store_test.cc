@@ -575,6 +575,26 @@ TEST(RedisPgStore, RecordsKeepEveryCharacterOnTheirWayToPostgresql) {
   store.Close();
 }
 
+// The recorder's copy is one pipelined transaction: every statement commits, or none does,
+// and a later statement sees the rows of an earlier one (a state update, its task's insert).
+TEST(RedisPgStore, PgExecAllCommitsEveryStatementOrNone) {
+  if (!HaveServices()) return;
+  redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "public");
+  const std::string table = "execall_probe_" + std::to_string(::getpid());
+  pg.Exec("CREATE TABLE " + table + " (k text PRIMARY KEY)");
+  const std::string insert = "INSERT INTO " + table + " VALUES ($1)";
+  const std::string count = "SELECT count(*) FROM " + table;
+  // The second statement fails (a duplicate key): the first one's row is gone with it.
+  EXPECT_THROW(pg.ExecAll({{insert, {"a"}}, {insert, {"a"}}}), redis_pg::PgError);
+  EXPECT_EQ(pg.Exec(count).Text(0, 0), "0");
+  auto results = pg.ExecAll({{insert, {"b"}}, {count, {}}});
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1].Text(0, 0), "1");
+  EXPECT_EQ(pg.Exec(count).Text(0, 0), "1");
+  EXPECT_TRUE(pg.healthy());
+  pg.Exec("DROP TABLE " + table);
+}
+
 // Redis loses everything (FLUSHALL): serve refuses to start on it, `madeira recover` writes back
 // every non-terminal task (the running one as pending), the id claims of ended tasks, the
 // succeeded idempotency key and the event, and the store carries on from there.
