@@ -555,6 +555,24 @@ def test_flushall_then_recover_brings_back_every_non_terminal_task(services, clu
     c.close()
 
 
+def test_recover_refuses_while_a_serve_of_the_namespace_is_running(services, cluster):
+    procs = cluster(1)
+    status, _, body = Http(procs[0].port).call("POST", "/v1/tasks", envelope(0, "r"))
+    assert status == 202, body
+    recover = [madeira_bin(), "recover", "--store", "redis-pg", "--redis-url", services.redis_url,
+               "--database-url", services.database_url, "--namespace", cluster.namespace]
+    refused = subprocess.run(recover, capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0
+    assert "still connected" in refused.stderr and "stop every madeira serve" in refused.stderr, \
+        refused.stderr
+    assert refused.stdout == ""
+    procs[0].kill9()
+    rec = subprocess.run(recover, capture_output=True, text=True, timeout=60)
+    assert rec.returncode == 0, rec.stderr
+    # Redis lost nothing: recover adds nothing (it never overwrites).
+    assert "recovered 0 non-terminal tasks" in rec.stdout, rec.stdout
+
+
 def test_long_poll_in_one_process_wakes_on_a_submit_through_another(cluster):
     a, b = cluster(2)
     result = {}

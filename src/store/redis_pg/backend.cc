@@ -86,7 +86,8 @@ Backend::Backend(RedisEndpoint redis, core::Millis io_timeout, std::string pg_ur
       redis_(std::move(redis), io_timeout, client_name),
       pg_(std::move(pg_url), pg_schema, client_name),
       pg_schema_(std::move(pg_schema)),
-      prefix_(std::move(key_prefix)) {
+      prefix_(std::move(key_prefix)),
+      client_name_(client_name) {
   std::random_device rd;
   consumer_ = "c" + std::to_string(::getpid()) + "-" + std::to_string(rd());
 }

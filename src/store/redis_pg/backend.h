@@ -51,6 +51,9 @@ class Backend {
   // (running ones as pending), the id claims of ended tasks, succeeded idempotency keys younger
   // than idempotency_ttl, every event, and the counters; never over what Redis still has.
   Result<RecoverReport> Recover(Millis now, Millis idempotency_ttl);
+  // The addresses of the other connections named like this backend's (another `madeira serve`
+  // of the same namespace: its store, recorder and wake-up connections), from CLIENT LIST.
+  std::vector<std::string> OtherConnectionsOfThisNamespace();
 
   // For a second connection (the wake-up subscriber) to the same Redis.
   const RedisEndpoint& redis_endpoint() const { return redis_endpoint_; }
@@ -116,6 +119,7 @@ class Backend {
   PgConn pg_;
   std::string pg_schema_;
   std::string prefix_;
+  std::string client_name_;
   std::string consumer_;
   uint64_t scripts_generation_ = 0;
   std::array<std::string, kScriptCount> shas_;

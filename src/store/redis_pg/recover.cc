@@ -1,6 +1,8 @@
 // `madeira recover`: Redis lost data (a FLUSHALL, a lost AOF); PostgreSQL still has the record.
 // Everything is written through the restore script, which never overwrites what Redis still
 // has, so recover is safe to repeat and harmless against a Redis that lost nothing.
+#include <string_view>
+
 #include "store/redis_pg/backend.h"
 
 namespace madeira::store::redis_pg {
@@ -71,7 +73,48 @@ void AppendRestoreArgs(std::vector<std::string>& args, const core::Task& recorde
 
 }  // namespace
 
+std::vector<std::string> Backend::OtherConnectionsOfThisNamespace() {
+  const int64_t own = redis_.Command({"CLIENT", "ID"}).integer;
+  // One line a client: "id=7 addr=127.0.0.1:5000 laddr=... fd=8 name=madeira ...".
+  const std::string list = redis_.Command({"CLIENT", "LIST"}).str;
+  auto field = [](std::string_view line, std::string_view key) -> std::string_view {
+    for (size_t at = 0; at < line.size();) {
+      size_t end = line.find(' ', at);
+      if (end == std::string_view::npos) end = line.size();
+      std::string_view item = line.substr(at, end - at);
+      if (item.size() > key.size() && item.substr(0, key.size()) == key &&
+          item[key.size()] == '=') {
+        return item.substr(key.size() + 1);
+      }
+      at = end + 1;
+    }
+    return {};
+  };
+  std::vector<std::string> others;
+  for (size_t at = 0; at < list.size();) {
+    size_t end = list.find('\n', at);
+    if (end == std::string::npos) end = list.size();
+    std::string_view line(list.data() + at, end - at);
+    at = end + 1;
+    const std::string_view name = field(line, "name");
+    if (name != client_name_ && name != client_name_ + ":wake") continue;
+    if (field(line, "id") == std::to_string(own)) continue;
+    others.emplace_back(field(line, "addr"));
+  }
+  return others;
+}
+
 Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl) {
+  // A serve still running would lease, ack and promote beside the restore, from what the loss
+  // left: recover only once every `madeira serve` of the namespace is stopped (as documented).
+  if (auto others = OtherConnectionsOfThisNamespace(); !others.empty()) {
+    std::string from;
+    for (const std::string& addr : others) from += (from.empty() ? "" : ", ") + addr;
+    return core::MakeError(core::ErrorCode::kUnavailable,  // not now: once the serves stop
+                           "a madeira serve of this namespace is still connected to redis (" +
+                               std::to_string(others.size()) + " connection(s), from " + from +
+                               "): stop every madeira serve of the installation, then run recover");
+  }
   RecoverReport report;
   int64_t snapped = 0;
   auto restore = [&](std::vector<std::string> args) -> Result<int64_t> {
