@@ -36,6 +36,8 @@ constexpr auto kRecordProbeInterval = std::chrono::milliseconds(500);
 // With nothing written here, how often the recorder still copies the outbox (other processes'
 // entries left behind by a crash are claimed that way).
 constexpr auto kRecordIdleFlush = std::chrono::seconds(1);
+// How long changes nobody waits for gather before the recorder copies them (see RecordLoop).
+constexpr auto kRecordGather = std::chrono::milliseconds(25);
 // Tasks or acks merged into one script call at most (one call blocks Redis for its length).
 constexpr size_t kMergedPerCall = 500;
 // A queue's count in the wake-up sent after the subscriber reconnects: wakes every waiter.
@@ -534,6 +536,13 @@ class RedisPgStore final : public Store {
         if (record_ok_) {
           record_cv_.wait_for(lock, kRecordIdleFlush,
                               [&] { return record_stop_ || written_ > recorded_; });
+          // Nobody waits for this copy (leases and acks are answered already): let changes
+          // gather a moment, so that a task leased and acked meanwhile costs PostgreSQL one row
+          // update, not two. New work needing its record ends the wait at once.
+          if (!record_stop_ && awaiting_record_.empty() && written_ > recorded_) {
+            record_cv_.wait_for(lock, kRecordGather,
+                                [&] { return record_stop_ || !awaiting_record_.empty(); });
+          }
         } else {
           record_cv_.wait_for(lock, kRecordProbeInterval, [&] { return record_stop_; });
         }
