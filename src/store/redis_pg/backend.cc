@@ -8,6 +8,8 @@
 #include <random>
 #include <set>
 
+#include "core/log.h"
+
 namespace madeira::store::redis_pg {
 
 namespace {
@@ -216,7 +218,7 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     } else {
       replies.push_back(Call(read(phase == Phase::kNew ? ">" : after)));
     }
-    std::vector<Fields> records;
+    std::vector<OutboxEntry> entries;
     std::vector<std::string> ids;
     std::vector<size_t> read_counts;                    // entries each read returned
     std::multimap<std::string, std::string> state_ids;  // task id -> entries with its kind=state
@@ -227,13 +229,20 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
         for (const RedisReply& e : r.elements[0].elements.at(1).elements) {
           ids.push_back(e.elements.at(0).str);
           if (e.elements.size() < 2 || e.elements[1].IsNil()) continue;
-          for (Fields& f : RecordsFromFlat(e.elements[1])) {
+          OutboxEntry& entry = entries.emplace_back();
+          entry.id = ids.back();
+          for (const RedisReply& v : e.elements[1].elements) entry.flat.push_back(v.str);
+          try {
+            entry.records = RecordsFromFlat(e.elements[1]);
+          } catch (const std::exception& unreadable) {
+            entry.unreadable = unreadable.what();
+          }
+          for (const Fields& f : entry.records) {
             auto kind = f.find("kind");
             auto id = f.find("id");
             if (kind != f.end() && kind->second == "state" && id != f.end()) {
               state_ids.emplace(id->second, ids.back());
             }
-            records.push_back(std::move(f));
           }
         }
       }
@@ -256,7 +265,7 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
         return true;
       }
     } else {
-      const std::set<std::string> deferred = CopyToRecord(BuildRecordBatch(records));
+      const std::set<std::string> deferred = CopyEntries(entries);
       // Committed: the work written before this flush began may be answered before the XACK.
       if (all_read && caught_up) caught_up();
       // A change whose task has no row yet (its full record is with another process's copy)
@@ -284,6 +293,57 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
   }
   TrimOutbox();
   return false;
+}
+
+std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entries) {
+  std::vector<Fields> records;
+  bool all_readable = true;
+  for (const OutboxEntry& e : entries) {
+    all_readable = all_readable && e.unreadable.empty();
+    records.insert(records.end(), e.records.begin(), e.records.end());
+  }
+  if (all_readable) {
+    try {
+      return CopyToRecord(BuildRecordBatch(records));
+    } catch (const PgError& e) {
+      if (!e.refused_data()) throw;    // PostgreSQL away: the outbox keeps everything for later
+    } catch (const std::exception&) {  // a record BuildRecordBatch cannot read
+    }
+  }
+  // Something in the batch cannot be copied, ever: copy entry by entry and set aside the ones
+  // refused, so that one bad record does not stop the record of everything behind it (and with
+  // it every submit, refused while the record lags).
+  std::set<std::string> deferred;
+  std::vector<RedisCall> set_aside;
+  for (const OutboxEntry& e : entries) {
+    std::string why = e.unreadable;
+    if (why.empty()) {
+      try {
+        std::set<std::string> d = CopyToRecord(BuildRecordBatch(e.records));
+        deferred.insert(d.begin(), d.end());
+        continue;
+      } catch (const PgError& refused) {
+        if (!refused.refused_data()) throw;
+        // Not what(): PostgreSQL's DETAIL and CONTEXT quote the data, which stays out of logs.
+        why = "postgresql refused it: " + refused.primary() + " (SQLSTATE " + refused.sqlstate() +
+              ")";
+      } catch (const std::exception& unreadable) {
+        why = unreadable.what();
+      }
+    }
+    core::Log(core::LogLevel::kError,
+              "redis-pg: an outbox entry cannot be copied into postgresql; it is set aside",
+              {{"entry", e.id}, {"stream", prefix_ + "outbox:rejected"}, {"error", why}});
+    RedisCommand add{"XADD", prefix_ + "outbox:rejected", "*", "entry", e.id, "error", why};
+    add.insert(add.end(), e.flat.begin(), e.flat.end());
+    set_aside.push_back({std::nullopt, std::move(add)});
+  }
+  if (!set_aside.empty()) {
+    for (const RedisReply& r : Pipeline(set_aside)) {
+      if (r.IsError()) throw RedisIoError("redis: XADD: " + r.str);
+    }
+  }
+  return deferred;
 }
 
 void Backend::TrimOutbox() {

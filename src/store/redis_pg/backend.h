@@ -28,6 +28,15 @@
 
 namespace madeira::store::redis_pg {
 
+// One outbox entry as read: its fields (to set it aside whole) and its records, or why they
+// cannot be read.
+struct OutboxEntry {
+  std::string id;
+  std::vector<std::string> flat;
+  std::vector<Fields> records;
+  std::string unreadable;
+};
+
 // A command for the pipeline: a script with its arguments (the key prefix is added), or a
 // plain command when `script` is empty.
 struct RedisCall {
@@ -108,6 +117,9 @@ class Backend {
   // One transaction: the batch's rows into PostgreSQL. Returns the ids of the tasks whose state
   // changes found no row to change (their full record is not copied yet).
   std::set<std::string> CopyToRecord(const RecordBatch& batch);
+  // CopyToRecord of the entries' records; entries PostgreSQL refuses (or that cannot be read)
+  // go to the stream P outbox:rejected with the error, logged, instead of stopping the copy.
+  std::set<std::string> CopyEntries(const std::vector<OutboxEntry>& entries);
   void TrimOutbox();  // drops the entries every process has copied
   std::optional<LiveTask> GetLive(const std::string& task_id);
   std::optional<core::Task> GetRecorded(const std::string& task_id);

@@ -99,6 +99,15 @@ CREATE INDEX events_seq ON events(seq);
 }
 
 // libpq's messages span lines and indent with tabs; errors here are shown as one line.
+std::string SqlState(const PGresult* r) {
+  const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  return code != nullptr ? code : "";
+}
+std::string PrimaryMessage(const PGresult* r) {
+  const char* text = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+  return text != nullptr ? text : "";
+}
+
 std::string OneLine(const std::string& text) {
   std::string line;
   for (char c : text) {
@@ -177,12 +186,18 @@ std::vector<PgResult> PgConn::ExecAll(const std::vector<PgStatement>& statements
   if (PQpipelineSync(conn_) != 1) throw broken(OneLine(PQerrorMessage(conn_)));
   std::vector<PgResult> results;
   std::string error;  // the first statement's error; those after it are skipped (aborted)
+  std::string sqlstate;
+  std::string primary;
   for (size_t i = 0; i < statements.size(); ++i) {
     PGresult* raw = PQgetResult(conn_);
     if (raw == nullptr) throw broken(OneLine(PQerrorMessage(conn_)));
     PgResult result(raw);
     const ExecStatusType status = PQresultStatus(raw);
-    if (status == PGRES_FATAL_ERROR && error.empty()) error = OneLine(PQresultErrorMessage(raw));
+    if (status == PGRES_FATAL_ERROR && error.empty()) {
+      error = OneLine(PQresultErrorMessage(raw));
+      sqlstate = SqlState(raw);
+      primary = PrimaryMessage(raw);
+    }
     while (PGresult* end = PQgetResult(conn_)) PQclear(end);  // each result ends with a null
     results.push_back(std::move(result));
   }
@@ -192,7 +207,7 @@ std::vector<PgResult> PgConn::ExecAll(const std::vector<PgStatement>& statements
   if (!synced || PQexitPipelineMode(conn_) != 1) throw broken(OneLine(PQerrorMessage(conn_)));
   if (!error.empty()) {
     healthy_ = PQstatus(conn_) == CONNECTION_OK;
-    throw PgError("postgresql: " + error);
+    throw PgError("postgresql: " + error, sqlstate, primary);
   }
   healthy_ = true;
   return results;
@@ -215,12 +230,14 @@ PgResult PgConn::Exec(const std::string& sql,
   ExecStatusType status = PQresultStatus(raw);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     std::string why = OneLine(raw != nullptr ? PQresultErrorMessage(raw) : PQerrorMessage(conn_));
+    std::string sqlstate = raw != nullptr ? SqlState(raw) : "";
+    std::string primary = raw != nullptr ? PrimaryMessage(raw) : "";
     if (PQstatus(conn_) != CONNECTION_OK) {
       PQfinish(conn_);
       conn_ = nullptr;
       healthy_ = false;
     }
-    throw PgError("postgresql: " + why);
+    throw PgError("postgresql: " + why, sqlstate, primary);
   }
   healthy_ = true;
   return result;

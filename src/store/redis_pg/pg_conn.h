@@ -14,7 +14,21 @@ namespace madeira::store::redis_pg {
 
 class PgError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit PgError(const std::string& message, std::string sqlstate = {}, std::string primary = {})
+      : std::runtime_error(message), sqlstate_(std::move(sqlstate)), primary_(std::move(primary)) {}
+  // The server's SQLSTATE; empty when the connection failed, not a statement.
+  const std::string& sqlstate() const { return sqlstate_; }
+  // The server's one-line message without DETAIL or CONTEXT (those may quote the data).
+  const std::string& primary() const { return primary_; }
+  // The data refused (class 22 data exception, 23 integrity violation): running the same
+  // statement again fails again, unlike a lost connection or a deadlock.
+  bool refused_data() const {
+    return sqlstate_.rfind("22", 0) == 0 || sqlstate_.rfind("23", 0) == 0;
+  }
+
+ private:
+  std::string sqlstate_;
+  std::string primary_;
 };
 
 // One query result; rows and columns by index.

@@ -25,6 +25,7 @@
 #include "store/conformance/sync.h"
 #include "store/redis_pg/pg_conn.h"
 #include "store/redis_pg/redis_conn.h"
+#include "store/redis_pg/task_codec.h"
 #include "store/redis_pg/test_services_env.h"
 
 namespace madeira::store {
@@ -572,6 +573,52 @@ TEST(RedisPgStore, RecordsKeepEveryCharacterOnTheirWayToPostgresql) {
   ASSERT_EQ(attempts->size(), 1u);
   EXPECT_EQ((*attempts)[0].response_excerpt, excerpt);
   EXPECT_EQ((*attempts)[0].http_status, 200);
+  store.Close();
+}
+
+// An outbox entry PostgreSQL refuses (or nobody can read) is set aside with its error instead
+// of stopping the record: before, every later copy failed on it and every submit got a 503.
+TEST(RedisPgStore, AnOutboxEntryPostgresqlRefusesIsSetAsideAndWorkGoesOn) {
+  using testing::Await;
+  using testing::kT0;
+  std::string ns;
+  auto own = OpenOwn("set-aside", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  const std::string outbox = "madeira:" + ns + ":outbox";
+  // A NUL in a text column ("unsupported Unicode escape sequence"), and an entry that is no JSON.
+  admin.Command({"XADD", outbox, "*", "j",
+                 R"([["kind","attempt","task_id","ghost","attempt","1","worker","w","started","1",)"
+                 R"("finished","2","outcome","succeeded","excerpt","a\u0000b"]])"});
+  admin.Command({"XADD", outbox, "*", "j", "not json"});
+  for (const char* id : {"s1", "s2", "s3"}) {  // each answered once its record is committed
+    auto submitted = Await<std::vector<SubmitOutcome>>(
+        [&](auto done) { store.Submit({TestSpec(id)}, kT0, done); });
+    ASSERT_TRUE(submitted) << id << ": " << submitted.error().message;
+  }
+  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  ASSERT_TRUE(batch);
+  ASSERT_EQ(batch->leases.size(), 1u);
+  AckRequest ack;
+  ack.lease_id = batch->leases[0].lease_id;
+  ack.now = kT0 + 2;
+  ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
+  const std::string acked = batch->leases[0].task.spec.task_id;
+  auto recorded = Await<core::Task>([&](auto done) { store.Get(acked, done); });  // from PG
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  EXPECT_EQ(recorded->status, core::TaskStatus::kSucceeded);
+  // Both bad entries wait in the rejected stream, each whole, with why.
+  redis_pg::RedisReply rejected = admin.Command({"XRANGE", outbox + ":rejected", "-", "+"});
+  ASSERT_EQ(rejected.elements.size(), 2u);
+  std::set<std::string> errors;
+  for (const redis_pg::RedisReply& e : rejected.elements) {
+    redis_pg::Fields f = redis_pg::FieldsFromFlat(e.elements.at(1));
+    EXPECT_FALSE(f["entry"].empty());
+    EXPECT_TRUE(f.count("j"));
+    errors.insert(f["error"]);
+  }
+  EXPECT_EQ(errors.size(), 2u);
   store.Close();
 }
 
