@@ -83,6 +83,9 @@ INSTANTIATE_TEST_SUITE_P(RedisPg, StoreConformance,
 
 namespace {
 
+using testing::Await;
+using testing::kT0;
+
 TEST(RedisPgStore, BadOrUnreachableUrlsNameTheService) {
   ASSERT_TRUE(HaveServices());
   RedisPgOptions o = TestOptions("t_bad_urls");
@@ -123,8 +126,6 @@ TEST(RedisPgStore, RefusesAPostgresSchemaFromANewerMadeira) {
 // exactly one of them, and each sees the other's writes.
 TEST(RedisPgStore, TwoStoresShareTheWorkAndLeaseEachTaskOnce) {
   ASSERT_TRUE(HaveServices());
-  using testing::Await;
-  using testing::kT0;
   const std::string ns = NamespaceFor("shared-" + std::to_string(::getpid()));
   auto a = OpenRedisPgStore(TestOptions(ns));
   auto b = OpenRedisPgStore(TestOptions(ns));
@@ -185,8 +186,6 @@ TEST(RedisPgStore, TwoStoresShareTheWorkAndLeaseEachTaskOnce) {
 // run on new connections instead of failing (service resumes by itself).
 TEST(RedisPgStore, ResumesAfterTheServersDropItsConnections) {
   ASSERT_TRUE(HaveServices());
-  using testing::Await;
-  using testing::kT0;
   const std::string ns = NamespaceFor("dropped-" + std::to_string(::getpid()));
   auto opened = OpenRedisPgStore(TestOptions(ns));
   ASSERT_TRUE(opened) << opened.error().message;
@@ -286,8 +285,6 @@ class PrivateRedis {
 // on once Redis is back (it answers kUnavailable while Redis is away).
 TEST(RedisPgStore, AcceptedWorkSurvivesKill9OfRedisAndTheStoreResumes) {
   ASSERT_TRUE(HaveServices());
-  using testing::Await;
-  using testing::kT0;
   PrivateRedis redis;
   ASSERT_TRUE(redis.Start()) << "could not start redis-server";
   RedisPgOptions o = TestOptions(NamespaceFor("kill9-" + std::to_string(::getpid())));
@@ -375,12 +372,28 @@ LeaseRequest LeaseFromQ(int max_tasks) {
   return lease;
 }
 
+// Leases one task of queue "q" and acks it as `ack` says (its lease_id and, when unset, its now
+// filled in). The acked task's id; empty, with the failure recorded, when a step fails.
+std::string LeaseOneAndAck(Store& store, AckRequest ack = {}) {
+  auto batch = testing::Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  if (!batch || batch->leases.size() != 1) {
+    ADD_FAILURE() << "lease: " << (batch ? "not one task" : batch.error().message);
+    return "";
+  }
+  ack.lease_id = batch->leases[0].lease_id;
+  if (ack.now == 0) ack.now = testing::kT0 + 2;
+  auto acked = testing::Await<AttemptReport>([&](auto done) { store.Ack(ack, done); });
+  if (!acked) {
+    ADD_FAILURE() << "ack: " << acked.error().message;
+    return "";
+  }
+  return batch->leases[0].task.spec.task_id;
+}
+
 // A lease id names its task (<random>~<queue>~<task id>), so no key per lease is kept; a lease
 // made by an older Madeira (random id only, found through P lease:<id>) can still be acked
 // after an upgrade, and only the exact id holding the task is honoured.
 TEST(RedisPgStore, AcksLeasesByTheirTaskAndLeasesMadeBeforeThat) {
-  using testing::Await;
-  using testing::kT0;
   std::string ns;
   auto own = OpenOwn("lease-ids", &ns);
   ASSERT_TRUE(own);
@@ -429,8 +442,6 @@ TEST(RedisPgStore, AcksLeasesByTheirTaskAndLeasesMadeBeforeThat) {
 // The acks of one lease queued together are merged into one script call: only the first
 // completes the task; the task is recorded once.
 TEST(RedisPgStore, TwoAcksOfOneLeaseQueuedTogetherCompleteItOnce) {
-  using testing::Await;
-  using testing::kT0;
   auto own = OpenOwn("ack-twice");
   ASSERT_TRUE(own);
   Store& store = *own;
@@ -472,8 +483,6 @@ TEST(RedisPgStore, TwoAcksOfOneLeaseQueuedTogetherCompleteItOnce) {
 // A succeeded idempotency key dedupes for its ttl by the engine's clock; its hash then leaves
 // Redis by itself (an hour later), so keyed work does not grow Redis for ever.
 TEST(RedisPgStore, ASucceededIdempotencyKeyExpiresFromRedis) {
-  using testing::Await;
-  using testing::kT0;
   std::string ns;
   auto own = OpenOwn("idem-expiry", &ns);
   ASSERT_TRUE(own);
@@ -501,8 +510,6 @@ TEST(RedisPgStore, ASucceededIdempotencyKeyExpiresFromRedis) {
 
 // Copied outbox entries are trimmed away: the stream does not grow with the work done.
 TEST(RedisPgStore, TheOutboxIsTrimmedOnceCopied) {
-  using testing::Await;
-  using testing::kT0;
   std::string ns;
   auto own = OpenOwn("trim", &ns);
   ASSERT_TRUE(own);
@@ -512,15 +519,7 @@ TEST(RedisPgStore, TheOutboxIsTrimmedOnceCopied) {
     ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
         [&](auto done) { store.Submit({TestSpec("t" + std::to_string(i))}, kT0, done); }));
   }
-  for (int i = 0; i < kTasks; ++i) {
-    auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
-    ASSERT_TRUE(batch);
-    ASSERT_EQ(batch->leases.size(), 1u);
-    AckRequest ack;
-    ack.lease_id = batch->leases[0].lease_id;
-    ack.now = kT0 + 2;
-    ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
-  }
+  for (int i = 0; i < kTasks; ++i) ASSERT_FALSE(LeaseOneAndAck(store).empty());
   // A read of a finished task copies the outbox first.
   auto task = Await<core::Task>([&](auto done) { store.Get("t0", done); });
   ASSERT_TRUE(task);
@@ -541,8 +540,6 @@ TEST(RedisPgStore, TheOutboxIsTrimmedOnceCopied) {
 // The outbox carries records as JSON (cjson in the scripts, boost::json in the recorder):
 // whatever text a worker or a receiver sent reaches PostgreSQL byte for byte, short or long.
 TEST(RedisPgStore, RecordsKeepEveryCharacterOnTheirWayToPostgresql) {
-  using testing::Await;
-  using testing::kT0;
   auto own = OpenOwn("record-bytes");
   ASSERT_TRUE(own);
   Store& store = *own;
@@ -550,18 +547,13 @@ TEST(RedisPgStore, RecordsKeepEveryCharacterOnTheirWayToPostgresql) {
   spec.payload = R"({"s":"a\"b\\c/d\u0001 é € 𝄞","pad":")" + std::string(400, 'p') + "\"}";
   ASSERT_TRUE(
       Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
-  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
-  ASSERT_TRUE(batch);
-  ASSERT_EQ(batch->leases.size(), 1u);
   const std::string excerpt =
       "quote \" back \\ slash / tab \t nl \n ctl \x01 é € 𝄞 " + std::string(300, 'x') + " end";
   AckRequest ack;
-  ack.lease_id = batch->leases[0].lease_id;
-  ack.now = kT0 + 2;
   ack.result = R"(["\"",	"/"])";  // a raw tab between JSON tokens
   ack.detail.http_status = 200;
   ack.detail.response_excerpt = excerpt;
-  ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
+  ASSERT_EQ(LeaseOneAndAck(store, ack), "odd");
   // Finished tasks and their attempts are read from PostgreSQL (the outbox copied first).
   auto task = Await<core::Task>([&](auto done) { store.Get("odd", done); });
   ASSERT_TRUE(task);
@@ -579,8 +571,6 @@ TEST(RedisPgStore, RecordsKeepEveryCharacterOnTheirWayToPostgresql) {
 // An outbox entry PostgreSQL refuses (or nobody can read) is set aside with its error instead
 // of stopping the record: before, every later copy failed on it and every submit got a 503.
 TEST(RedisPgStore, AnOutboxEntryPostgresqlRefusesIsSetAsideAndWorkGoesOn) {
-  using testing::Await;
-  using testing::kT0;
   std::string ns;
   auto own = OpenOwn("set-aside", &ns);
   ASSERT_TRUE(own);
@@ -597,14 +587,8 @@ TEST(RedisPgStore, AnOutboxEntryPostgresqlRefusesIsSetAsideAndWorkGoesOn) {
         [&](auto done) { store.Submit({TestSpec(id)}, kT0, done); });
     ASSERT_TRUE(submitted) << id << ": " << submitted.error().message;
   }
-  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
-  ASSERT_TRUE(batch);
-  ASSERT_EQ(batch->leases.size(), 1u);
-  AckRequest ack;
-  ack.lease_id = batch->leases[0].lease_id;
-  ack.now = kT0 + 2;
-  ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
-  const std::string acked = batch->leases[0].task.spec.task_id;
+  const std::string acked = LeaseOneAndAck(store);
+  ASSERT_FALSE(acked.empty());
   auto recorded = Await<core::Task>([&](auto done) { store.Get(acked, done); });  // from PG
   ASSERT_TRUE(recorded) << recorded.error().message;
   EXPECT_EQ(recorded->status, core::TaskStatus::kSucceeded);
@@ -647,8 +631,6 @@ TEST(RedisPgStore, PgExecAllCommitsEveryStatementOrNone) {
 // succeeded idempotency key and the event, and the store carries on from there.
 TEST(RedisPgStore, RecoverRebuildsRedisFromPostgres) {
   ASSERT_TRUE(HaveServices());
-  using testing::Await;
-  using testing::kT0;
   PrivateRedis redis;
   ASSERT_TRUE(redis.Start()) << "could not start redis-server";
   RedisPgOptions o = TestOptions(NamespaceFor("recover-" + std::to_string(::getpid())));
@@ -778,8 +760,6 @@ TEST(RedisPgStore, RecoverRebuildsRedisFromPostgres) {
 // it hands over itself, once).
 TEST(RedisPgStore, WakesTheLongPollsOfOtherProcesses) {
   ASSERT_TRUE(HaveServices());
-  using testing::Await;
-  using testing::kT0;
   const std::string ns = NamespaceFor("wake-" + std::to_string(::getpid()));
   auto a = OpenRedisPgStore(TestOptions(ns));
   auto b = OpenRedisPgStore(TestOptions(ns));
@@ -821,7 +801,6 @@ TEST(RedisPgStore, WakesTheLongPollsOfOtherProcesses) {
 // on P changed, and each other store tells its change handler (never the writer's own).
 TEST(RedisPgStore, TellsOtherProcessesThatEndpointsChanged) {
   ASSERT_TRUE(HaveServices());
-  using testing::Await;
   const std::string ns = NamespaceFor("changed-" + std::to_string(::getpid()));
   auto a = OpenRedisPgStore(TestOptions(ns));
   auto b = OpenRedisPgStore(TestOptions(ns));
