@@ -98,7 +98,7 @@ CREATE INDEX events_seq ON events(seq);
   return migrations;
 }
 
-// libpq's messages span lines and indent with tabs; errors here are shown as one line.
+// The SQLSTATE of a failed statement, and its message without DETAIL or CONTEXT.
 std::string SqlState(const PGresult* r) {
   const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
   return code != nullptr ? code : "";
@@ -108,6 +108,7 @@ std::string PrimaryMessage(const PGresult* r) {
   return text != nullptr ? text : "";
 }
 
+// libpq's messages span lines and indent with tabs; errors here are shown as one line.
 std::string OneLine(const std::string& text) {
   std::string line;
   for (char c : text) {
