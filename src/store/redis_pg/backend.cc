@@ -18,7 +18,7 @@ using core::ErrorCode;
 using core::MakeError;
 using core::TaskStatus;
 
-constexpr int kOutboxBatch = 256;   // entries; one holds up to ~60 records
+constexpr int kOutboxBatch = 256;   // entries; one holds up to 64 records
 constexpr int kFlushRounds = 1000;  // bounds one flush; what is left waits for the next
 constexpr int kCopyTries = 3;       // a copy aborted by a deadlock runs again
 constexpr auto kClaimInterval = std::chrono::seconds(2);
@@ -231,7 +231,7 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
           if (e.elements.size() < 2 || e.elements[1].IsNil()) continue;
           OutboxEntry& entry = entries.emplace_back();
           entry.id = ids.back();
-          for (const RedisReply& v : e.elements[1].elements) entry.flat.push_back(v.str);
+          entry.fields = &e.elements[1];
           try {
             entry.records = RecordsFromFlat(e.elements[1]);
           } catch (const std::exception& unreadable) {
@@ -335,7 +335,7 @@ std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entri
               "redis-pg: an outbox entry cannot be copied into postgresql; it is set aside",
               {{"entry", e.id}, {"stream", prefix_ + "outbox:rejected"}, {"error", why}});
     RedisCommand add{"XADD", prefix_ + "outbox:rejected", "*", "entry", e.id, "error", why};
-    add.insert(add.end(), e.flat.begin(), e.flat.end());
+    for (const RedisReply& v : e.fields->elements) add.push_back(v.str);
     set_aside.push_back({std::nullopt, std::move(add)});
   }
   if (!set_aside.empty()) {

@@ -28,11 +28,11 @@
 
 namespace madeira::store::redis_pg {
 
-// One outbox entry as read: its fields (to set it aside whole) and its records, or why they
-// cannot be read.
+// One outbox entry as read: its fields as XREADGROUP answered them (to set it aside whole; the
+// reply outlives the entry) and its records, or why they cannot be read.
 struct OutboxEntry {
   std::string id;
-  std::vector<std::string> flat;
+  const RedisReply* fields = nullptr;
   std::vector<Fields> records;
   std::string unreadable;
 };
