@@ -20,6 +20,11 @@ void Engine::Impl::Start(Callback<Unit> done) {
   store_.SetReadyHandler([weak = weak_from_this()](const std::map<std::string, int>& ready) {
     if (auto self = weak.lock()) self->waiters_.Wake(ready);
   });
+  // Work another process made due (a delayed submit, a lease it handed out) is this one's to
+  // promote or expire when it runs the timers.
+  store_.SetDueHandler([weak = weak_from_this()](Millis due) {
+    if (auto self = weak.lock()) self->ArmNoLaterThan(due);
+  });
   store_.ListSchemas(
       [self = shared_from_this(), done](Result<std::vector<store::SchemaRecord>> schemas) {
         if (!schemas) return done(schemas.error());

@@ -300,6 +300,12 @@ class Store {
   // here wake at once; the embedded store is never shared and ignores it. nullptr unsets it.
   using ReadyHandler = std::function<void(const std::map<std::string, int>& ready_by_queue)>;
   virtual void SetReadyHandler(ReadyHandler handler) {}
+  // Work another process sharing this store made due at a time (a delayed task, a retry, a
+  // lease deadline): a process that runs the timers may not be the one that took the submit or
+  // the lease (roles, or a process that died), so it arms its due-work timer no later than
+  // that. Called like the ready handler; the embedded store ignores it. nullptr unsets it.
+  using DueHandler = std::function<void(Millis due_at)>;
+  virtual void SetDueHandler(DueHandler handler) {}
   // True when the store also calls the ready handler for the tasks this process submits, as
   // soon as they can be leased (before Submit's callback, which may wait for their record):
   // the engine then leaves waking its long-polls for them to the store.

@@ -145,7 +145,7 @@ def services():
 class Proc:
     """One `madeira serve --store redis-pg` process."""
 
-    def __init__(self, services, namespace, log_dir):
+    def __init__(self, services, namespace, log_dir, args=()):
         cfg = os.path.join(log_dir, "config.toml")
         with open(cfg, "w") as f:
             f.write(CONFIG)
@@ -155,7 +155,7 @@ class Proc:
         self.proc = subprocess.Popen(
             [madeira_bin(), "serve", "--listen", "127.0.0.1:0", "--store", "redis-pg",
              "--redis-url", services.redis_url, "--database-url", services.database_url,
-             "--namespace", namespace, "--config", cfg, "--data-dir", log_dir],
+             "--namespace", namespace, "--config", cfg, "--data-dir", log_dir, *args],
             stdout=subprocess.PIPE, stderr=self.stderr, env=env)
         line = b""
         deadline = time.monotonic() + 20
@@ -185,12 +185,12 @@ class Proc:
 
 @pytest.fixture
 def cluster(services, tmp_path):
-    """start(n) -> n processes in a fresh namespace; all stopped at the end."""
+    """start(n, args) -> n processes in a fresh namespace; all stopped at the end."""
     namespace = "mp_" + uuid.uuid4().hex[:12]
     procs = []
 
-    def start(n):
-        new = [Proc(services, namespace, str(tmp_path)) for _ in range(n)]
+    def start(n, args=()):
+        new = [Proc(services, namespace, str(tmp_path), args) for _ in range(n)]
         procs.extend(new)
         return new
 
@@ -552,6 +552,42 @@ def test_flushall_then_recover_brings_back_every_non_terminal_task(services, clu
     tid = sorted(done)[0]
     status, _, body = c.call("POST", "/v1/tasks", envelope(int(tid.split("-")[1]), "f"))
     assert status == 200 and body["duplicate"] is True, body
+    c.close()
+
+
+def test_a_scheduler_process_promotes_and_expires_what_an_api_process_took(cluster):
+    """--role api takes submits and leases but runs no timers; --role scheduler runs them for
+    work it never saw: it hears of each due time the scripts make (a delayed task, a lease
+    deadline) with the wake-ups, and arms its timer for it."""
+    api = cluster(1, ["--role", "api"])[0]
+    cluster(1, ["--role", "scheduler"])
+    c = Http(api.port)
+
+    def wait_for_status(tid, wanted, limit_s):
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < limit_s:
+            status, _, task = c.call("GET", "/v1/tasks/" + tid)
+            assert status == 200, task
+            if task["status"] in wanted:
+                return time.monotonic() - t0, task
+            time.sleep(0.02)
+        raise AssertionError("%s still %s after %s s" % (tid, task["status"], limit_s))
+
+    due = time.time() + 1.5
+    later = dict(envelope(0, "due"), schedule_time=time.strftime(
+        "%Y-%m-%dT%H:%M:%S", time.gmtime(due)) + ".%03dZ" % int((due % 1) * 1000))
+    status, _, body = c.call("POST", "/v1/tasks", later)
+    assert status == 202 and body["status"] == "scheduled", body
+    waited, _ = wait_for_status("due-00000", {"pending"}, 10)
+    assert waited < 1.5 + 0.5, waited  # promoted on time, not at a 10 s timer tick
+
+    status, _, body = c.call("POST", "/v1/leases", {"worker_id": "w", "queues": [QUEUE],
+                                                    "max_tasks": 1, "wait_ms": 0,
+                                                    "lease_ms": 500})
+    assert status == 200 and len(body["leases"]) == 1, body
+    waited, task = wait_for_status("due-00000", {"pending", "retrying"}, 10)
+    assert waited < 0.5 + 0.5, waited  # the lease expired on time, never acked
+    assert task["attempts"] == 1, task
     c.close()
 
 

@@ -318,6 +318,10 @@ class RedisPgStore final : public Store {
     std::lock_guard lock(handler_mu_);
     ready_handler_ = std::move(handler);
   }
+  void SetDueHandler(DueHandler handler) override {
+    std::lock_guard lock(handler_mu_);
+    due_handler_ = std::move(handler);
+  }
 
   void SetChangeHandler(ChangeHandler handler) override {
     std::lock_guard lock(change_mu_);  // waits for a call of the previous handler to end
@@ -654,7 +658,9 @@ class RedisPgStore final : public Store {
     if (message.elements[1].str == change_channel) {
       return NotifyChange(std::string_view(payload).substr(line_end + 1));
     }
+    // "queue\tcount" lines, and "@due\tms": the earliest due time the script made.
     std::map<std::string, int> ready;
+    std::optional<Millis> due;
     while (line_end < payload.size()) {
       const size_t start = line_end + 1;
       line_end = payload.find('\n', start);
@@ -662,12 +668,25 @@ class RedisPgStore final : public Store {
       const size_t tab = payload.find('\t', start);
       if (tab == std::string::npos || tab > line_end) continue;
       try {
-        ready[payload.substr(start, tab - start)] +=
-            std::stoi(payload.substr(tab + 1, line_end - tab - 1));
+        const std::string name = payload.substr(start, tab - start);
+        const std::string value = payload.substr(tab + 1, line_end - tab - 1);
+        if (name == "@due") {
+          due = std::stoll(value);
+        } else {
+          ready[name] += std::stoi(value);
+        }
       } catch (const std::exception&) {
       }
     }
     if (!ready.empty()) Dispatch(ready);
+    if (due) {
+      DueHandler handler;
+      {
+        std::lock_guard lock(handler_mu_);
+        handler = due_handler_;
+      }
+      if (handler) handler(*due);
+    }
   }
 
   void NotifyChange(std::string_view what) {
@@ -712,6 +731,7 @@ class RedisPgStore final : public Store {
   std::condition_variable subscriber_cv_;
   std::mutex handler_mu_;
   ReadyHandler ready_handler_;
+  DueHandler due_handler_;
   std::mutex change_mu_;
   ChangeHandler change_handler_;
 

@@ -170,9 +170,18 @@ local function ready_add(q, m)
   later('ZADD', qkey(q, 'ready'), 0, m)
   wake(q)
 end
+-- The earliest due time this script made (a delayed task, a retry, a lease deadline), told to
+-- the other processes in the same message ('@due' is no queue name): the one that runs timers
+-- may not be the one that took the submit or the lease (--role, or a process that died).
+local DUE = nil
+local function due_at(ms)
+  ms = tonumber(ms)
+  if DUE == nil or ms < DUE then DUE = ms end
+end
 local function publish_wakes()
   local parts = {}
   for q, n in pairs(WOKEN) do parts[#parts + 1] = q .. '\t' .. s(n) end
+  if DUE ~= nil then parts[#parts + 1] = '@due\t' .. s(DUE) end
   if #parts > 0 then
     redis.call('PUBLISH', P .. 'wake', ORIGIN .. '\n' .. table.concat(parts, '\n'))
   end
@@ -317,6 +326,7 @@ local function create_task(now, a, i)
   add_queue(q)
   if status == 'scheduled' then
     later('ZADD', qkey(q, 'due'), sched, id)
+    due_at(sched)
   else
     ready_add(q, member(tonumber(prio), tonumber(sched), seq, id))
   end
@@ -529,6 +539,7 @@ for j = 1, math.min(#chosen, want) do
   redis.call('HSET', k, unpack(changes))
   later('ZREM', qkey(q, 'ready'), m)
   later('ZADD', qkey(q, 'leases'), deadline, id)
+  due_at(deadline)
   if h.ikey then
     redis.call('DEL', P .. 'idem:' .. h.ikey)
     redis.call('HSET', P .. 'idem:' .. h.ikey, 'state', 'running', 'task', id)
@@ -631,6 +642,7 @@ if status == 'pending' then
   ready_add(q, member_of(k, id))
 elseif status == 'retrying' then
   redis.call('ZADD', qkey(q, 'due'), nxt, id)
+  due_at(nxt)
 end
 depth(q, 'running', status)
 record_state(k, id)
