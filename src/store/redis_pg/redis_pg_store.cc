@@ -627,6 +627,7 @@ class RedisPgStore final : public Store {
             std::map<std::string, int> all;
             for (const RedisReply& q : replies[0].elements) all[q.str] = kWakeAll;
             Dispatch(all);
+            DispatchDue(0);  // and due times: the timers run their due work now, then re-arm
           }
           reconnect = true;
           // Changes made before this subscribe (while away, or before the first) are read again.
@@ -679,19 +680,21 @@ class RedisPgStore final : public Store {
       }
     }
     if (!ready.empty()) Dispatch(ready);
-    if (due) {
-      DueHandler handler;
-      {
-        std::lock_guard lock(handler_mu_);
-        handler = due_handler_;
-      }
-      if (handler) handler(*due);
-    }
+    if (due) DispatchDue(*due);
   }
 
   void NotifyChange(std::string_view what) {
     std::lock_guard lock(change_mu_);  // held while it runs: see SetChangeHandler
     if (change_handler_) change_handler_(what);
+  }
+
+  void DispatchDue(Millis due) {
+    DueHandler handler;
+    {
+      std::lock_guard lock(handler_mu_);
+      handler = due_handler_;
+    }
+    if (handler) handler(due);
   }
 
   void Dispatch(const std::map<std::string, int>& ready) {
