@@ -63,6 +63,11 @@ bool HaveServices() {
   return false;
 }
 
+// A connection to the test Redis for looking under the store (keys, TTLs, CLIENT LIST).
+redis_pg::RedisConn AdminRedis() {
+  return redis_pg::RedisConn(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+}
+
 std::unique_ptr<Store> OpenForTest(const std::string& dir) {
   if (!HaveServices()) return nullptr;
   auto store = OpenRedisPgStore(TestOptions(NamespaceFor(dir)));
@@ -201,7 +206,7 @@ TEST(RedisPgStore, ResumesAfterTheServersDropItsConnections) {
       Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
 
   const std::string name = "madeira:" + ns;
-  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  redis_pg::RedisConn admin = AdminRedis();
   std::string clients = admin.Command({"CLIENT", "LIST"}).str;
   int killed = 0;
   for (size_t at = clients.find(" name=" + name + " "); at != std::string::npos;
@@ -424,7 +429,7 @@ TEST(RedisPgStore, AcksLeasesByTheirTaskAndLeasesMadeBeforeThat) {
   // "old" as an older Madeira would have leased it.
   const std::string prefix = "madeira:" + ns + ":";
   const std::string old_id = "00112233445566778899aabbccddeeff";
-  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  redis_pg::RedisConn admin = AdminRedis();
   admin.Command({"HSET", prefix + "{q}:task:old", "lease", old_id});
   admin.Command({"SET", prefix + "lease:" + old_id, "q\told"});
   ack.lease_id = lease_of["old"];  // superseded by the old-style lease
@@ -494,7 +499,7 @@ TEST(RedisPgStore, ASucceededIdempotencyKeyExpiresFromRedis) {
   auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
   ASSERT_TRUE(batch);
   ASSERT_EQ(batch->leases.size(), 1u);
-  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  redis_pg::RedisConn admin = AdminRedis();
   const std::string key = "madeira:" + ns + ":idem:order-7";
   EXPECT_EQ(admin.Command({"PTTL", key}).integer, -1);  // running: held until the attempt ends
   AckRequest ack;
@@ -526,7 +531,7 @@ TEST(RedisPgStore, TheOutboxIsTrimmedOnceCopied) {
   EXPECT_EQ(task->status, core::TaskStatus::kSucceeded);
   // The recorder may still hold the last entries it read: its next flush (every second when
   // idle) trims past them.
-  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  redis_pg::RedisConn admin = AdminRedis();
   int64_t left = 0;
   for (int i = 0; i < 50; ++i) {
     left = admin.Command({"XLEN", "madeira:" + ns + ":outbox"}).integer;
@@ -575,7 +580,7 @@ TEST(RedisPgStore, AnOutboxEntryPostgresqlRefusesIsSetAsideAndWorkGoesOn) {
   auto own = OpenOwn("set-aside", &ns);
   ASSERT_TRUE(own);
   Store& store = *own;
-  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  redis_pg::RedisConn admin = AdminRedis();
   const std::string outbox = "madeira:" + ns + ":outbox";
   // A NUL in a text column ("unsupported Unicode escape sequence"), and an entry that is no JSON.
   admin.Command({"XADD", outbox, "*", "j",
@@ -819,7 +824,7 @@ TEST(RedisPgStore, TellsOtherProcessesThatEndpointsChanged) {
     cv.notify_all();
   });
   // Both subscribed (each then tells its handler once, if it was set by then): ask Redis.
-  redis_pg::RedisConn admin(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+  redis_pg::RedisConn admin = AdminRedis();
   const std::string channel = "madeira:" + ns + ":changed";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (admin.Command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer < 2) {
