@@ -5,10 +5,13 @@
 #include <cstdint>
 
 #include "api/error_table.h"
-#include "api/json_text.h"
+#include "core/json_text.h"
 #include "core/time.h"
 
 namespace madeira::api {
+
+using core::AppendJsonString;
+using core::IsJsonText;
 
 namespace {
 

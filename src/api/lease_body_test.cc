@@ -6,10 +6,13 @@
 #include <boost/json/serialize.hpp>
 
 #include "api/error_table.h"
-#include "api/json_text.h"
+#include "core/json_text.h"
 #include "api/task_json.h"
 
 namespace madeira::api {
+
+using core::AppendJsonString;
+using core::IsJsonText;
 namespace {
 
 store::Lease SampleLease(std::string payload, std::optional<std::string> key) {

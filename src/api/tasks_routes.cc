@@ -6,12 +6,14 @@
 #include "api/await.h"
 #include "api/error_table.h"
 #include "api/handlers.h"
-#include "api/json_text.h"
+#include "core/json_text.h"
 #include "api/query_decoders.h"
 #include "api/request_decoders.h"
 #include "api/task_json.h"
 
 namespace madeira::api {
+
+using core::AppendJsonString;
 
 using core::Result;
 using store::SubmitKind;

@@ -1,11 +1,11 @@
-#include "api/json_text.h"
+#include "core/json_text.h"
 
 #include <algorithm>
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/serialize.hpp>
 #include <cstdint>
 
-namespace madeira::api {
+namespace madeira::core {
 
 namespace {
 
@@ -60,4 +60,4 @@ bool IsJsonText(std::string_view text) {
   return !ec && used == text.size();
 }
 
-}  // namespace madeira::api
+}  // namespace madeira::core
