@@ -17,7 +17,7 @@ core::TaskStatus StatusOf(const std::string& text) {
   return *s;
 }
 
-void AppendTaskArgs(std::vector<std::string>& args, const core::TaskSpec& t);
+void AppendTaskArgs(std::vector<std::string>& args, const core::TaskSpec& t, Millis now);
 
 std::string NewLeaseId(core::Random& random) {
   char buf[33];
@@ -34,7 +34,7 @@ RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now) {
   const std::string at = Num(now);
   for (const core::TaskSpec& t : tasks) {
     call.args.push_back(at);
-    AppendTaskArgs(call.args, t);
+    AppendTaskArgs(call.args, t, now);
   }
   return call;
 }
@@ -73,11 +73,28 @@ RedisCall LeaseCall(const LeaseRequest& request, core::Random& random) {
   return call;
 }
 
-Result<LeaseBatch> LeaseReply(const RedisReply& r) {
+Result<LeaseBatch> LeaseReply(const LeaseRequest& request, const RedisReply& r) {
   if (r.IsError()) return ScriptError(r);
   LeaseBatch batch;
+  const std::string now = Num(request.now);
+  // Each lease: [lease id, the task's hash as read, "token\tattempts\tdeadline\tver" after it]
   for (const RedisReply& l : r.elements.at(0).elements) {
-    LiveTask live = TaskFromFields(FieldsWithChanges(l.elements.at(1), l.elements.at(2)));
+    Fields f = FieldsFromFlat(l.elements.at(1));
+    const std::string& lease_id = l.elements.at(0).str;
+    const std::string& changed = l.elements.at(2).str;
+    size_t start = 0;
+    for (const char* name : {"token", "attempts", "deadline", "ver"}) {
+      const size_t tab = std::min(changed.find('\t', start), changed.size());
+      f[name] = changed.substr(start, tab - start);
+      start = tab + 1;
+    }
+    f["status"] = "running";
+    f["lease"] = lease_id;
+    f["astart"] = now;
+    f["worker"] = request.worker_id;
+    f["updated"] = now;
+    f.erase("next");
+    LiveTask live = TaskFromFields(f);
     batch.leases.push_back(store::Lease{l.elements.at(0).str, live.fencing_token, live.deadline,
                                         std::move(live.task), live.ready_at});
   }
@@ -92,13 +109,22 @@ RedisCall AckCall(const AckRequest& request) {
            d.http_status ? "+" + Num(*d.http_status) : "-", OptArg(d.response_excerpt)}};
 }
 
-Result<AttemptReport> AckReply(const RedisReply& r) {
+Result<AttemptReport> AckReply(const AckRequest& request, const RedisReply& r) {
   if (r.IsError()) return ScriptError(r);
   if (r.elements.empty() || r.elements[0].str != "ok") return LeaseLost();
-  Fields f = FieldsFromValues(kAckFields, r.elements.at(1));
-  ApplyChanges(r.elements.at(2), f);
-  LiveTask live = AckedTaskFromFields(f);
-  return AttemptReport{std::move(live.task), live.attempt_started_at, {}};
+  // ["ok", id, queue, type, attempt started, attempts, idempotency key or ""]
+  AttemptReport report;
+  core::Task& t = report.task;
+  t.spec.task_id = r.elements.at(1).str;
+  t.spec.queue = r.elements.at(2).str;
+  t.spec.task_type = r.elements.at(3).str;
+  report.attempt_started_at = std::stoll(r.elements.at(4).str);
+  t.attempts = std::stoi(r.elements.at(5).str);
+  if (!r.elements.at(6).str.empty()) t.spec.idempotency_key = r.elements.at(6).str;
+  t.status = core::TaskStatus::kSucceeded;
+  t.result = request.result;
+  t.updated_at = request.now;
+  return report;
 }
 
 RedisCall ExtendCall(const ExtendRequest& request) {
@@ -147,10 +173,11 @@ Result<std::optional<Millis>> NextWakeupReply(const RedisReply& r) {
 
 namespace {
 
-void AppendTaskArgs(std::vector<std::string>& args, const core::TaskSpec& t) {
-  args.insert(args.end(), {t.task_id, t.task_type, t.queue, Num(t.payload_version), t.payload,
-                           Num(t.schedule_time), Num(t.timeout_ms), Num(t.max_retries),
-                           Num(t.priority), t.trace_id, OptArg(t.idempotency_key), t.content_hash});
+// What create_task in scripts.cc reads (kTaskArgs there), the packed spec last.
+void AppendTaskArgs(std::vector<std::string>& args, const core::TaskSpec& t, Millis now) {
+  args.insert(args.end(), {t.task_id, t.task_type, t.queue, Num(t.payload_version),
+                           Num(t.schedule_time), Num(t.timeout_ms), Num(t.priority),
+                           OptArg(t.idempotency_key), t.content_hash, PackedSpec(t, now)});
 }
 
 // [event fields, [[endpoint, task_id, status], ...]]
@@ -182,7 +209,7 @@ RedisCall EventCall(const std::string& mode, const EventRecord& event,
                   Num(static_cast<int64_t>(deliveries.size()))}};
   for (const NewDelivery& d : deliveries) {
     call.args.push_back(d.endpoint_id);
-    AppendTaskArgs(call.args, d.task);
+    AppendTaskArgs(call.args, d.task, now);
   }
   return call;
 }

@@ -14,7 +14,7 @@ namespace madeira::store::redis_pg {
 // Calls of the submit and ack scripts queued together are sent as one call (its arguments
 // concatenated; one reply element per task or ack, in order): one script call costs Redis far
 // more than the work of one task. The arguments each task or ack takes; 0 for the other scripts.
-inline constexpr size_t kSubmitArgsPerTask = 13;
+inline constexpr size_t kSubmitArgsPerTask = 11;  // now + the 10 of AppendTaskArgs
 inline constexpr size_t kAckArgs = 6;
 inline size_t ArgsPerReplyElement(Script script) {
   if (script == Script::kSubmit) return kSubmitArgsPerTask;
@@ -28,10 +28,12 @@ Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>
 
 // Lease ids are made by the caller (unguessable: 128 random bits).
 RedisCall LeaseCall(const LeaseRequest& request, core::Random& random);
-Result<LeaseBatch> LeaseReply(const RedisReply& r);
+Result<LeaseBatch> LeaseReply(const LeaseRequest& request, const RedisReply& r);
 
 RedisCall AckCall(const AckRequest& request);
-Result<AttemptReport> AckReply(const RedisReply& r);
+// The report holds what AttemptReport promises after an ack (store.h) and no more: the task's
+// id, queue, type, key, attempts, status and result.
+Result<AttemptReport> AckReply(const AckRequest& request, const RedisReply& r);
 
 RedisCall ExtendCall(const ExtendRequest& request);
 Result<Millis> ExtendReply(const RedisReply& r);

@@ -158,7 +158,11 @@ class RedisPgStore final : public Store {
   // While Redis is away a lease finds nothing (the engine then parks the long-poll as for an
   // empty queue) instead of failing the worker's poll: no task can be handed out meanwhile.
   void Lease(LeaseRequest request, Callback<LeaseBatch> done) override {
-    Pipelined<LeaseBatch>(true, redis_pg::LeaseCall(request, random_), redis_pg::LeaseReply,
+    RedisCall call = redis_pg::LeaseCall(request, random_);
+    Pipelined<LeaseBatch>(true, std::move(call),
+                          [request = std::move(request)](const RedisReply& r) {
+                            return redis_pg::LeaseReply(request, r);
+                          },
                           [done = std::move(done)](Result<LeaseBatch> batch) {
                             if (!batch && batch.error().code == core::ErrorCode::kUnavailable) {
                               return done(LeaseBatch{});
@@ -167,7 +171,13 @@ class RedisPgStore final : public Store {
                           });
   }
   void Ack(AckRequest request, Callback<AttemptReport> done) override {
-    Pipelined<AttemptReport>(true, redis_pg::AckCall(request), redis_pg::AckReply, std::move(done));
+    RedisCall call = redis_pg::AckCall(request);
+    Pipelined<AttemptReport>(
+        true, std::move(call),
+        [request = std::move(request)](const RedisReply& r) {
+          return redis_pg::AckReply(request, r);
+        },
+        std::move(done));
   }
   void Fail(FailRequest request, RetryDecider decide, Callback<AttemptReport> done) override {
     Blocking<AttemptReport>(true, std::move(done),

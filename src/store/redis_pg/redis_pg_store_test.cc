@@ -444,6 +444,79 @@ TEST(RedisPgStore, AcksLeasesByTheirTaskAndLeasesMadeBeforeThat) {
   store.Close();
 }
 
+// A task hash keeps the fields the scripts use and the rest packed in "spec"; one that an older
+// Madeira wrote (a field per value, zero counters present, no spec) is still leased, failed,
+// leased again and acked after an upgrade, and recorded whole.
+TEST(RedisPgStore, TasksWrittenAFieldPerValueStillWork) {
+  std::string ns;
+  auto own = OpenOwn("old-layout", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  core::TaskSpec spec = TestSpec("flat");
+  spec.payload = R"({"quote":"\"","accent":"é"})";
+  spec.max_retries = 3;
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
+      [&](auto done) { store.Submit({spec}, kT0, done); }));
+  const std::string key = "madeira:" + ns + ":{q}:task:flat";
+  redis_pg::RedisConn admin = AdminRedis();
+  redis_pg::Fields packed = redis_pg::FieldsFromFlat(admin.Command({"HGETALL", key}));
+  ASSERT_EQ(packed.at("payload"), spec.payload);
+  EXPECT_EQ(admin.Command({"HEXISTS", key, "payload"}).integer, 0);  // it is in the spec
+  // Rewritten as the previous layout held it.
+  redis_pg::RedisCommand flat{"HSET", key};
+  for (const auto& [name, value] : packed) {
+    flat.push_back(name);
+    flat.push_back(value);
+  }
+  for (const char* zero : {"retry", "attempts", "dedup", "fastused", "infast", "token"}) {
+    flat.push_back(zero);
+    flat.push_back("0");
+  }
+  admin.Command({"DEL", key});
+  admin.Command(flat);
+
+  auto first = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->leases.size(), 1u);
+  EXPECT_EQ(first->leases[0].task.spec.payload, spec.payload);
+  EXPECT_EQ(first->leases[0].fencing_token, 1);
+  FailRequest fail;
+  fail.lease_id = first->leases[0].lease_id;
+  fail.now = kT0 + 2;
+  fail.failure.error = R"({"type":"boom"})";
+  auto failed = Await<AttemptReport>([&](auto done) {
+    store.Fail(fail,
+               [](const core::Task& t, const core::Failure&, int) {
+                 EXPECT_EQ(t.spec.max_retries, 3);
+                 core::RetryDecision d;
+                 d.next = core::TaskStatus::kPending;
+                 d.fast = true;
+                 return d;
+               },
+               done);
+  });
+  ASSERT_TRUE(failed) << failed.error().message;
+  EXPECT_EQ(failed->task.status, core::TaskStatus::kPending);
+  auto second = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->leases.size(), 1u);
+  EXPECT_EQ(second->leases[0].task.attempts, 2);
+  EXPECT_EQ(second->leases[0].fencing_token, 2);
+  AckRequest ack;
+  ack.lease_id = second->leases[0].lease_id;
+  ack.now = kT0 + 3;
+  auto acked = Await<AttemptReport>([&](auto done) { store.Ack(ack, done); });
+  ASSERT_TRUE(acked) << acked.error().message;
+  EXPECT_EQ(acked->task.spec.task_id, "flat");
+  EXPECT_EQ(acked->task.attempts, 2);
+  auto recorded = Await<core::Task>([&](auto done) { store.Get("flat", done); });  // from PG
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  EXPECT_EQ(recorded->status, core::TaskStatus::kSucceeded);
+  EXPECT_EQ(recorded->spec.payload, spec.payload);
+  EXPECT_EQ(recorded->attempts, 2);
+  store.Close();
+}
+
 // The acks of one lease queued together are merged into one script call: only the first
 // completes the task; the task is recorded once.
 TEST(RedisPgStore, TwoAcksOfOneLeaseQueuedTogetherCompleteItOnce) {

@@ -1,5 +1,6 @@
 // Key layout (P = the key prefix, "madeira:" in production; q = a queue):
-//   P{q}:task:<id>   hash   one live task (spec, state, lease, fencing token, ver)
+//   P{q}:task:<id>   hash   one live task: what the scripts read or change (state, lease,
+//                           fencing token, ver, ...) and "spec", the rest packed (PackedSpec)
 //   P{q}:ready       zset   pending tasks, all score 0, member = sort key + id, so ZRANGE walks
 //                           priority DESC, ready time, submit order (see member())
 //   P{q}:due         zset   scheduled/retrying ids scored by due time
@@ -109,12 +110,35 @@ local function add_queue(q)
   redis.call('SADD', P .. 'queues', q)
 end
 -- The records for PostgreSQL (P outbox): each a flat {name, value, ...} table starting with
--- 'kind'; an entry holds up to RECORDS_PER_ENTRY of them as one JSON array in its field 'j'.
--- One value an entry, not two a field: Redis pays for every value of an entry (the listpack,
--- the AOF, the XREADGROUP reply) far more than for its bytes, and cjson packs them in C.
+-- 'kind', or a new task's {meta = "seq\tstatus", spec = its packed spec}. An entry holds up to
+-- RECORDS_PER_ENTRY of them, in order: runs of flat ones as one JSON array in a field 'j', a new
+-- task as the fields 't' (meta) and 's' (spec). One value for many records, not two a field:
+-- Redis pays for every value of an entry (the listpack, the AOF, the XREADGROUP reply) far more
+-- than for its bytes, and cjson packs them in C. But a spec goes as the argument it came as:
+-- Redis's Lua hashes every byte of every string it makes, so joining specs costs more than a
+-- value each.
 local RECORDS, RECORDS_PER_ENTRY = {}, 64
 local function outbox_entry()
-  if #RECORDS > 0 then redis.call('XADD', P .. 'outbox', '*', 'j', cjson.encode(RECORDS)) end
+  if #RECORDS > 0 then
+    local args, run = {}, {}
+    local function end_run()
+      if #run > 0 then
+        args[#args + 1], args[#args + 2] = 'j', cjson.encode(run)
+        run = {}
+      end
+    end
+    for _, r in ipairs(RECORDS) do
+      if r.spec then
+        end_run()
+        args[#args + 1], args[#args + 2], args[#args + 3], args[#args + 4] = 't', r.meta, 's',
+          r.spec
+      else
+        run[#run + 1] = r
+      end
+    end
+    end_run()
+    redis.call('XADD', P .. 'outbox', '*', unpack(args))
+  end
   RECORDS = {}
 end
 local function record(rec)
@@ -300,27 +324,28 @@ end
 -- are gathered).
 local NEW_IDS = {}
 local function live_queue(id) return NEW_IDS[id] or redis.call('HGET', P .. 'ids', id) end
--- A new task from 12 arguments at a[i]: id type queue pv payload sched timeout maxr prio trace
--- ikey? chash. Returns its status.
+-- A new task from TASK_ARGS arguments at a[i]: id type queue pv sched timeout prio ikey? chash
+-- spec (AppendTaskArgs in ops.cc). Returns its status.
+local TASK_ARGS = 10
 local function create_task(now, a, i)
-  local id, q, sched, prio = a[i], a[i + 2], a[i + 5], a[i + 8]
-  local ikey = opt(a[i + 10])
+  local id, q, sched, prio = a[i], a[i + 2], a[i + 4], a[i + 6]
+  local ikey, spec = opt(a[i + 7]), a[i + 9]
   local seq = next_seq()
   local status = 'pending'
   if tonumber(sched) > tonumber(now) then status = 'scheduled' end
   local k = tkey(q, id)
-  -- The hash's fields after the record's kind: written once, then handed to the outbox whole.
-  local fields = {'kind', 'task', 'id', id, 'type', a[i + 1], 'queue', q, 'pv', a[i + 3],
-    'payload', a[i + 4], 'sched', sched, 'timeout', a[i + 6], 'maxr', a[i + 7],
-    'prio', prio, 'trace', a[i + 9], 'chash', a[i + 11], 'status', status, 'retry', '0',
-    'attempts', '0', 'created', now, 'updated', now, 'next', sched, 'ready', sched,
-    'dedup', '0', 'fastused', '0', 'infast', '0', 'seq', s(seq), 'token', '0', 'ver', '1'}
+  -- The hash holds what the scripts read or change; the rest of the task only in its packed
+  -- spec (PackedSpec in task_codec.cc), whose own values these override. Counters and flags
+  -- that start at 0 (retry attempts dedup fastused infast token) are absent until set.
+  local fields = {'type', a[i + 1], 'queue', q, 'pv', a[i + 3], 'timeout', a[i + 5],
+    'prio', prio, 'chash', a[i + 8], 'status', status, 'updated', now, 'next', sched,
+    'ready', sched, 'seq', s(seq), 'ver', '1', 'spec', spec}
   if ikey then
     fields[#fields + 1] = 'ikey'
     fields[#fields + 1] = ikey
   end
-  redis.call('HSET', k, unpack(fields, 3))
-  record(fields)
+  redis.call('HSET', k, unpack(fields))
+  record({meta = s(seq) .. '\t' .. status, spec = spec})
   NEW_IDS[id] = q
   later('HSET', P .. 'ids', id, q)
   add_queue(q)
@@ -362,13 +387,13 @@ local function event_snapshot(ek)
 end
 )LUA";
 
-// ARGV: P, then 13 per task: now id type queue pv payload sched timeout maxr prio trace ikey?
-// chash. One reply per task, in order (the store sends the submits queued together as one call).
+// ARGV: P, then 1 + TASK_ARGS per task: now, then create_task's. One reply per task, in order
+// (the store sends the submits queued together as one call).
 constexpr const char* kSubmit = R"LUA(
 local out = {}
-for j = 2, #ARGV, 13 do
+for j = 2, #ARGV, 1 + TASK_ARGS do
   local now, i = ARGV[j], j + 1
-  local id, chash = ARGV[i], ARGV[i + 11]
+  local id, chash = ARGV[i], ARGV[i + 8]
   local live = live_queue(id)
   local ended = (not live) and redis.call('HGET', P .. 'ended', id)
   if live then
@@ -385,8 +410,8 @@ return out
 )LUA";
 
 // ARGV: P, now, mode ("new" | "add"), source, event_id, type, payload, trace, target?, received,
-// n, then n x (endpoint_id + the 12 task arguments of kSubmit). The event and its delivery
-// tasks are written together or not at all: a taken task_id refuses the whole call.
+// n, then n x (endpoint_id + the TASK_ARGS task arguments of create_task). The event and its
+// delivery tasks are written together or not at all: a taken task_id refuses the whole call.
 constexpr const char* kEvent = R"LUA(
 local now, mode, source, event_id = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local ek = event_key(source, event_id)
@@ -396,7 +421,7 @@ if mode == 'add' and not exists then return {'notfound'} end
 local n = tonumber(ARGV[11])
 local seen = {}
 for j = 0, n - 1 do
-  local id = ARGV[13 + j * 13]
+  local id = ARGV[13 + j * (1 + TASK_ARGS)]
   if seen[id] or live_queue(id) or
      redis.call('HEXISTS', P .. 'ended', id) == 1 then
     return {'conflict', id}
@@ -404,7 +429,7 @@ for j = 0, n - 1 do
   seen[id] = true
 end
 for j = 0, n - 1 do
-  local base = 12 + j * 13
+  local base = 12 + j * (1 + TASK_ARGS)
   create_task(now, ARGV, base + 1)
   redis.call('RPUSH', ek .. ':deliveries', ARGV[base] .. '\t' .. ARGV[base + 1])
 end
@@ -528,8 +553,8 @@ for j = 1, math.min(#chosen, want) do
   local span = tonumber(h.timeout)
   if lease_ms and tonumber(lease_ms) < span then span = tonumber(lease_ms) end
   local deadline = now + span
-  h.token = s(tonumber(h.token) + 1)
-  h.attempts = s(tonumber(h.attempts) + 1)
+  h.token = s(tonumber(h.token or '0') + 1)
+  h.attempts = s(tonumber(h.attempts or '0') + 1)
   h.status, h.lease, h.astart, h.deadline, h.worker = 'running', lease_id, ARGV[2], s(deadline),
     worker
   h.ver, h.updated, h.next = s(tonumber(h.ver) + 1), ARGV[2], ''
@@ -546,7 +571,10 @@ for j = 1, math.min(#chosen, want) do
   end
   depth(q, 'pending', 'running')
   record_state_of(h, id)
-  leases[#leases + 1] = {lease_id, flat, changes}  -- the task as read, then what changed
+  -- The task as read, then what changed that the caller does not know (LeaseReply in ops.cc):
+  -- one value, not twenty; Redis pays for each value it answers.
+  leases[#leases + 1] = {lease_id, flat, h.token .. '\t' .. h.attempts .. '\t' .. h.deadline ..
+                         '\t' .. h.ver}
 end
 return {leases, deduped}
 )LUA";
@@ -555,11 +583,10 @@ return {leases, deduped}
 // (the store sends the acks queued together as one call).
 constexpr const char* kAck = R"LUA(
 local acked = {}  -- the tasks acked by this call: their hashes go at its end
--- What an ack reads (kAckFields in task_codec.cc, same order): not the payload nor the rest of
--- the spec, which the answer does not carry and the records do not need.
-local ACK_FIELDS = {'id', 'queue', 'type', 'ikey', 'chash', 'lease', 'worker', 'astart', 'ver',
-                    'status', 'retry', 'attempts', 'updated', 'next', 'lerr', 'result', 'dedup',
-                    'fastused', 'infast'}
+-- What an ack reads: what it checks, its records need and its answer carries; not the spec.
+local ACK_FIELDS = {'type', 'ikey', 'chash', 'lease', 'worker', 'astart', 'ver', 'status',
+                    'retry', 'attempts', 'updated', 'next', 'lerr', 'result', 'dedup', 'fastused',
+                    'infast'}
 local function ack(lease_id, now, ttl, result, http, excerpt)
   local q, id = lease_target(lease_id)
   if not q then return {'lost'} end
@@ -578,11 +605,6 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   attempt_record_of(h, id, now, 'succeeded', '-', http, excerpt)
   h.status, h.result, h.next, h.lease, h.deadline = 'succeeded', opt(result), nil, nil, nil
   h.ver, h.updated = s(tonumber(h.ver) + 1), now
-  -- The reply is the fields as read and what changed ('' = removed): cheaper than a new table.
-  local changes = {'status', 'succeeded', 'next', '', 'lease', '', 'deadline', '', 'ver', h.ver,
-                   'updated', now}
-  if was_fast then changes[#changes + 1], changes[#changes + 2] = 'infast', '0' end
-  if h.result then changes[#changes + 1], changes[#changes + 2] = 'result', h.result end
   later('ZREM', qkey(q, 'leases'), id)
   drop_lease_key(lease_id)
   if h.ikey then
@@ -597,7 +619,8 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   later('HSET', P .. 'ended', id, 'succeeded\t' .. h.chash)
   later('HDEL', P .. 'ids', id)
   later('DEL', nil, k)
-  return {'ok', values, changes}
+  -- What the engine reads of an acked task (AckReply in ops.cc): every value answered costs.
+  return {'ok', id, q, h.type, h.astart, h.attempts, h.ikey or ''}
 end
 local out = {}
 for i = 2, #ARGV, 6 do

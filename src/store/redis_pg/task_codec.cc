@@ -4,6 +4,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/json_text.h"
+
 namespace madeira::store::redis_pg {
 
 namespace {
@@ -23,6 +25,7 @@ int64_t NumOr(const Fields& f, const char* name, int64_t fallback) {
   auto v = Maybe(f, name);
   return v ? std::stoll(*v) : fallback;
 }
+bool Flag(const Fields& f, const char* name) { return Maybe(f, name) == "1"; }
 
 core::TaskStatus Status(const std::string& text) {
   auto s = core::ParseTaskStatus(text);
@@ -42,8 +45,8 @@ std::optional<core::AttemptOutcome> Outcome(const std::string& text) {
 void ApplyState(boost::json::object& o, const Fields& f, int64_t ver) {
   o["ver"] = ver;
   o["status"] = core::TaskStatusName(Status(Need(f, "status")));
-  o["retry_count"] = Num(f, "retry");
-  o["attempts"] = Num(f, "attempts");
+  o["retry_count"] = NumOr(f, "retry", 0);
+  o["attempts"] = NumOr(f, "attempts", 0);
   o["updated_at"] = Num(f, "updated");
   auto set_or_erase = [&](const char* column, std::optional<boost::json::value> v) {
     if (v) {
@@ -63,36 +66,48 @@ void ApplyState(boost::json::object& o, const Fields& f, int64_t ver) {
   };
   set_or_erase("last_error", text("lerr"));
   set_or_erase("result", text("result"));
-  o["deduplicated"] = Need(f, "dedup") == "1";
-  o["fast_retries_used"] = Num(f, "fastused");
-  o["in_fast_retry"] = Need(f, "infast") == "1";
+  o["deduplicated"] = Flag(f, "dedup");
+  o["fast_retries_used"] = NumOr(f, "fastused", 0);
+  o["in_fast_retry"] = Flag(f, "infast");
 }
 
 }  // namespace
 
-Fields FieldsFromFlat(const RedisReply& flat) {
-  Fields f;
-  for (size_t i = 0; i + 1 < flat.elements.size(); i += 2) {
-    f[flat.elements[i].str] = flat.elements[i + 1].str;
-  }
-  return f;
+namespace {
+
+void AppendPair(std::string& out, std::string_view name, std::string_view value) {
+  if (!out.empty()) out += ',';
+  out += '"';
+  out.append(name);  // names are the literals below: nothing to escape
+  out += "\",";
+  core::AppendJsonString(out, value);
 }
 
-void ApplyChanges(const RedisReply& changes, Fields& f) {
-  for (size_t i = 0; i + 1 < changes.elements.size(); i += 2) {
-    const std::string& value = changes.elements[i + 1].str;
-    if (value.empty()) {
-      f.erase(changes.elements[i].str);
-    } else {
-      f[changes.elements[i].str] = value;
-    }
-  }
-}
+}  // namespace
 
-Fields FieldsWithChanges(const RedisReply& flat, const RedisReply& changes) {
-  Fields f = FieldsFromFlat(flat);
-  ApplyChanges(changes, f);
-  return f;
+std::string PackedSpec(const core::TaskSpec& t, core::Millis now) {
+  std::string out;
+  out.reserve(t.payload.size() + 320);
+  const std::string at = Num(now);
+  const std::string sched = Num(t.schedule_time);
+  AppendPair(out, "id", t.task_id);
+  AppendPair(out, "type", t.task_type);
+  AppendPair(out, "queue", t.queue);
+  AppendPair(out, "pv", Num(t.payload_version));
+  AppendPair(out, "payload", t.payload);
+  AppendPair(out, "sched", sched);
+  AppendPair(out, "timeout", Num(t.timeout_ms));
+  AppendPair(out, "maxr", Num(t.max_retries));
+  AppendPair(out, "prio", Num(t.priority));
+  AppendPair(out, "trace", t.trace_id);
+  if (t.idempotency_key) AppendPair(out, "ikey", *t.idempotency_key);
+  AppendPair(out, "chash", t.content_hash);
+  AppendPair(out, "created", at);
+  AppendPair(out, "updated", at);
+  AppendPair(out, "next", sched);
+  AppendPair(out, "ready", sched);
+  AppendPair(out, "ver", "1");
+  return out;
 }
 
 namespace {
@@ -108,13 +123,52 @@ std::string RecordValue(const boost::json::value& v) {
                            std::string(kind.data(), kind.size()));
 }
 
-// Field 'j' of an entry: a JSON array of records, each a flat [name, value, ...] array.
-void AppendRecordsFromJson(const std::string& text, std::vector<Fields>& records) {
+boost::json::value ParseRecordJson(std::string_view text, const char* what) {
   boost::json::parse_options options;
   options.allow_invalid_utf8 = true;  // cjson copies bytes >= 0x80 as they are
   boost::json::error_code ec;
-  boost::json::value all = boost::json::parse(text, ec, {}, options);
-  if (ec || !all.is_array()) throw std::runtime_error("outbox entry is not a JSON array");
+  boost::json::value v = boost::json::parse(text, ec, {}, options);
+  if (ec || !v.is_array()) throw std::runtime_error(std::string(what) + " is not a JSON array");
+  return v;
+}
+
+}  // namespace
+
+namespace {
+
+// The fields of a packed spec that `f` does not hold itself.
+void AddSpecFields(Fields& f, const std::string& spec) {
+  const boost::json::value all = ParseRecordJson("[" + spec + "]", "packed task spec");
+  const boost::json::array& flat = all.get_array();
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+    f.try_emplace(RecordValue(flat[i]), RecordValue(flat[i + 1]));
+  }
+}
+
+}  // namespace
+
+void UnpackSpec(Fields& f) {
+  auto it = f.find("spec");
+  if (it == f.end()) return;
+  const std::string spec = std::move(it->second);
+  f.erase(it);
+  AddSpecFields(f, spec);
+}
+
+Fields FieldsFromFlat(const RedisReply& flat) {
+  Fields f;
+  for (size_t i = 0; i + 1 < flat.elements.size(); i += 2) {
+    f[flat.elements[i].str] = flat.elements[i + 1].str;
+  }
+  UnpackSpec(f);
+  return f;
+}
+
+namespace {
+
+// Field 'j' of an entry: a JSON array of records, each a flat [name, value, ...] array.
+void AppendRecordsFromJson(const std::string& text, std::vector<Fields>& records) {
+  const boost::json::value all = ParseRecordJson(text, "outbox entry");
   for (const boost::json::value& r : all.get_array()) {
     if (!r.is_array()) throw std::runtime_error("outbox record is not a JSON array");
     const boost::json::array& flat = r.get_array();
@@ -122,6 +176,7 @@ void AppendRecordsFromJson(const std::string& text, std::vector<Fields>& records
     for (size_t i = 0; i + 1 < flat.size(); i += 2) {
       f[RecordValue(flat[i])] = RecordValue(flat[i + 1]);
     }
+    UnpackSpec(f);  // a snapshot of a hash that holds one
   }
 }
 
@@ -135,6 +190,20 @@ std::vector<Fields> RecordsFromFlat(const RedisReply& flat) {
       AppendRecordsFromJson(flat.elements[i + 1].str, records);
       continue;
     }
+    // A new task: "seq\tstatus", then its packed spec.
+    if (name == "t") {
+      const std::string& meta = flat.elements[i + 1].str;
+      const size_t tab = meta.find('\t');
+      if (tab == std::string::npos) throw std::runtime_error("outbox task record lacks a status");
+      records.push_back({{"kind", "task"}, {"seq", meta.substr(0, tab)},
+                         {"status", meta.substr(tab + 1)}});
+      continue;
+    }
+    if (name == "s") {
+      if (records.empty()) throw std::runtime_error("outbox spec without its task");
+      AddSpecFields(records.back(), flat.elements[i + 1].str);
+      continue;
+    }
     // Entries written before the records went as JSON: a field each, a record from its "kind".
     if (name == "kind" || records.empty()) records.emplace_back();
     records.back()[name] = flat.elements[i + 1].str;
@@ -142,44 +211,12 @@ std::vector<Fields> RecordsFromFlat(const RedisReply& flat) {
   return records;
 }
 
-namespace {
-
-// What names a task and what its transitions change: all an ack reads (kAckFields).
-void TaskHeadFromFields(const Fields& f, LiveTask& live) {
+LiveTask TaskFromFields(const Fields& f) {
+  LiveTask live;
   core::Task& t = live.task;
   t.spec.task_id = Need(f, "id");
   t.spec.task_type = Need(f, "type");
   t.spec.queue = Need(f, "queue");
-  t.spec.idempotency_key = Maybe(f, "ikey");
-  t.spec.content_hash = Need(f, "chash");
-  t.status = Status(Need(f, "status"));
-  t.retry_count = static_cast<int>(Num(f, "retry"));
-  t.attempts = static_cast<int>(Num(f, "attempts"));
-  t.updated_at = Num(f, "updated");
-  // "" = none: a lease blanks it (one HSET instead of an HSET and an HDEL).
-  if (auto next = Maybe(f, "next"); next && !next->empty()) t.next_attempt_at = std::stoll(*next);
-  t.last_error = Maybe(f, "lerr");
-  t.result = Maybe(f, "result");
-  t.deduplicated = Need(f, "dedup") == "1";
-  t.fast_retries_used = static_cast<int>(Num(f, "fastused"));
-  t.in_fast_retry = Need(f, "infast") == "1";
-  live.lease_id = Maybe(f, "lease").value_or("");
-  live.attempt_started_at = NumOr(f, "astart", 0);
-  live.worker = Maybe(f, "worker").value_or("");
-  live.ver = NumOr(f, "ver", 0);
-}
-
-}  // namespace
-
-const std::vector<std::string> kAckFields = {"id",     "queue",    "type",     "ikey",  "chash",
-                                             "lease",  "worker",   "astart",   "ver",   "status",
-                                             "retry",  "attempts", "updated",  "next",  "lerr",
-                                             "result", "dedup",    "fastused", "infast"};
-
-LiveTask TaskFromFields(const Fields& f) {
-  LiveTask live;
-  TaskHeadFromFields(f, live);
-  core::Task& t = live.task;
   t.spec.payload_version = static_cast<int>(Num(f, "pv"));
   t.spec.payload = Need(f, "payload");
   t.spec.schedule_time = Num(f, "sched");
@@ -187,26 +224,29 @@ LiveTask TaskFromFields(const Fields& f) {
   t.spec.max_retries = static_cast<int>(Num(f, "maxr"));
   t.spec.priority = static_cast<int>(Num(f, "prio"));
   t.spec.trace_id = Need(f, "trace");
+  t.spec.idempotency_key = Maybe(f, "ikey");
+  t.spec.content_hash = Need(f, "chash");
+  t.status = Status(Need(f, "status"));
+  t.retry_count = static_cast<int>(NumOr(f, "retry", 0));
+  t.attempts = static_cast<int>(NumOr(f, "attempts", 0));
   t.created_at = Num(f, "created");
+  t.updated_at = Num(f, "updated");
+  // "" = none: a lease blanks it (one HSET instead of an HSET and an HDEL).
+  if (auto next = Maybe(f, "next"); next && !next->empty()) t.next_attempt_at = std::stoll(*next);
+  t.last_error = Maybe(f, "lerr");
+  t.result = Maybe(f, "result");
+  t.deduplicated = Flag(f, "dedup");
+  t.fast_retries_used = static_cast<int>(NumOr(f, "fastused", 0));
+  t.in_fast_retry = Flag(f, "infast");
   t.seq = Num(f, "seq");
+  live.lease_id = Maybe(f, "lease").value_or("");
   live.fencing_token = NumOr(f, "token", 0);
   live.deadline = NumOr(f, "deadline", 0);
+  live.attempt_started_at = NumOr(f, "astart", 0);
+  live.worker = Maybe(f, "worker").value_or("");
   live.ready_at = NumOr(f, "ready", 0);
+  live.ver = NumOr(f, "ver", 0);
   return live;
-}
-
-LiveTask AckedTaskFromFields(const Fields& f) {
-  LiveTask live;
-  TaskHeadFromFields(f, live);
-  return live;
-}
-
-Fields FieldsFromValues(const std::vector<std::string>& names, const RedisReply& values) {
-  Fields f;
-  for (size_t i = 0; i < names.size() && i < values.elements.size(); ++i) {
-    if (!values.elements[i].IsNil()) f[names[i]] = values.elements[i].str;
-  }
-  return f;
 }
 
 const char* const kPgTaskColumns =

@@ -14,15 +14,22 @@ namespace madeira::store::redis_pg {
 
 using Fields = std::unordered_map<std::string, std::string>;
 
-// A flat [name, value, ...] array (HGETALL, a stream entry) as a map.
+// A task's packed spec (hash field "spec"): the fields a task is created with, as the inside of a
+// flat JSON array (`"id","t-1","payload","{...}",...`). The scripts never look inside it: a new
+// task's hash holds only the fields they read or change plus this one value, and its record for
+// PostgreSQL is this text with its seq and status put in front. Redis pays per value it stores,
+// logs and answers, far more than per byte, so one value instead of sixteen is most of a
+// submit's cost (docs/architecture.md, "Task layout").
+std::string PackedSpec(const core::TaskSpec& t, core::Millis now);
+// Fills the fields of `f`'s packed spec that `f` does not hold itself (the hash's own fields are
+// newer: a replay's edit, a transition) and drops "spec". A hash without one is left as it is.
+void UnpackSpec(Fields& f);
+
+// A flat [name, value, ...] array (HGETALL, a stream entry) as a map, its packed spec unpacked.
 Fields FieldsFromFlat(const RedisReply& flat);
-// A task hash as read (flat) with the changes a script made to it after (flat pairs; an empty
-// value = the field was removed).
-Fields FieldsWithChanges(const RedisReply& flat, const RedisReply& changes);
-// Those changes applied to fields read some other way.
-void ApplyChanges(const RedisReply& changes, Fields& f);
-// The records of one outbox entry: field "j", a JSON array of flat [name, value, ...] arrays
-// (entries written before that: a field each, every record starting at its "kind").
+// The records of one outbox entry, in order: fields "j", each a JSON array of flat
+// [name, value, ...] arrays, and new tasks as "t" ("seq\tstatus") then "s" (the packed spec).
+// Entries written before that: a field each, every record starting at its "kind".
 std::vector<Fields> RecordsFromFlat(const RedisReply& flat);
 
 // A task as Redis holds it: the task plus the live attempt's lease state.
@@ -37,16 +44,9 @@ struct LiveTask {
   int64_t ver = 0;
 };
 
-// Throws std::runtime_error on a malformed hash (a broken invariant).
+// Throws std::runtime_error on a malformed hash (a broken invariant). The counters and flags
+// that start at 0 (retry, attempts, dedup, fastused, infast, token) are absent until set.
 LiveTask TaskFromFields(const Fields& f);
-
-// What an ack reads of its task (ACK_FIELDS in scripts.cc, same order): the fields that name
-// it and those its transitions change — not its payload, which nobody needs back from an ack.
-extern const std::vector<std::string> kAckFields;
-// A task from those fields alone: its spec holds the id, queue, type, key and content hash.
-LiveTask AckedTaskFromFields(const Fields& f);
-// HMGET's answer for `names` (a nil = an absent field).
-Fields FieldsFromValues(const std::vector<std::string>& names, const RedisReply& values);
 
 inline std::string Num(int64_t v) { return std::to_string(v); }
 

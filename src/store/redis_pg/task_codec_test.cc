@@ -1,0 +1,113 @@
+// The packed task layout (task_codec.h) without Redis: what a hash or an outbox entry holds
+// reads back as the task that was submitted, with the hash's own fields over its spec.
+#include "store/redis_pg/task_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace madeira::store::redis_pg {
+namespace {
+
+core::TaskSpec Spec() {
+  core::TaskSpec t;
+  t.task_id = "t-1";
+  t.task_type = "email.send";
+  t.queue = "mail";
+  t.payload_version = 2;
+  // Everything a JSON string must escape, and text beyond ASCII.
+  t.payload = "{\"to\":\"a\\\"b@example.com\",\"note\":\"tab\\there \\u00e9\xc3\xa9\",\"n\":[1,2]}";
+  t.schedule_time = 1'700'000'000'000;
+  t.timeout_ms = 30'000;
+  t.max_retries = 5;
+  t.priority = 3;
+  t.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  t.idempotency_key = "order-7\n\"closed\"";
+  t.content_hash = "abc123";
+  return t;
+}
+
+RedisReply Str(const std::string& s) {
+  RedisReply r;
+  r.type = RedisReply::Type::kString;
+  r.str = s;
+  return r;
+}
+
+RedisReply Flat(const std::vector<std::string>& values) {
+  RedisReply r;
+  r.type = RedisReply::Type::kArray;
+  for (const std::string& v : values) r.elements.push_back(Str(v));
+  return r;
+}
+
+constexpr core::Millis kNow = 1'699'999'999'000;
+
+TEST(PackedTask, AHashOfAFewFieldsAndItsSpecReadsAsTheSubmittedTask) {
+  const core::TaskSpec spec = Spec();
+  // What create_task in scripts.cc writes: the fields the scripts use, and the packed spec.
+  LiveTask live = TaskFromFields(FieldsFromFlat(Flat(
+      {"type", spec.task_type, "queue", spec.queue, "pv", "2", "timeout", "30000", "prio", "3",
+       "chash", spec.content_hash, "status", "scheduled", "updated", std::to_string(kNow), "next",
+       std::to_string(spec.schedule_time), "ready", std::to_string(spec.schedule_time), "seq", "41",
+       "ver", "1", "spec", PackedSpec(spec, kNow)})));
+  const core::Task& t = live.task;
+  EXPECT_EQ(t.spec.task_id, spec.task_id);
+  EXPECT_EQ(t.spec.payload, spec.payload);
+  EXPECT_EQ(t.spec.trace_id, spec.trace_id);
+  EXPECT_EQ(t.spec.idempotency_key, spec.idempotency_key);
+  EXPECT_EQ(t.spec.max_retries, 5);
+  EXPECT_EQ(t.spec.schedule_time, spec.schedule_time);
+  EXPECT_EQ(t.created_at, kNow);
+  EXPECT_EQ(t.seq, 41);
+  EXPECT_EQ(t.status, core::TaskStatus::kScheduled);
+  // The counters and flags absent until set read as zero.
+  EXPECT_EQ(t.retry_count, 0);
+  EXPECT_EQ(t.attempts, 0);
+  EXPECT_FALSE(t.deduplicated);
+  EXPECT_FALSE(t.in_fast_retry);
+  EXPECT_EQ(live.fencing_token, 0);
+}
+
+TEST(PackedTask, TheHashsOwnFieldsWinOverItsSpec) {
+  // A replay's edit writes payload and maxr next to the spec; a transition changes next.
+  Fields f = FieldsFromFlat(Flat({"spec", PackedSpec(Spec(), kNow), "payload", "{\"edited\":1}",
+                                  "maxr", "0", "status", "pending", "seq", "1", "next", "5"}));
+  LiveTask live = TaskFromFields(f);
+  EXPECT_EQ(live.task.spec.payload, "{\"edited\":1}");
+  EXPECT_EQ(live.task.spec.max_retries, 0);
+  EXPECT_EQ(live.task.next_attempt_at, 5);
+  EXPECT_EQ(live.task.spec.trace_id, Spec().trace_id);  // from the spec
+  EXPECT_EQ(f.count("spec"), 0u);
+}
+
+TEST(PackedTask, AnOutboxEntryKeepsItsRecordsInOrder) {
+  const core::TaskSpec spec = Spec();
+  // A run of flat records (JSON), a new task (meta, spec), then another run.
+  RedisReply entry = Flat({"j", R"([["kind","state","id","t-0","ver","3","status","running"]])",
+                           "t", "41\tscheduled", "s", PackedSpec(spec, kNow), "j",
+                           R"([["kind","attempt","task_id","t-0","attempt","1"]])"});
+  std::vector<Fields> records = RecordsFromFlat(entry);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].at("kind"), "state");
+  EXPECT_EQ(records[1].at("kind"), "task");
+  EXPECT_EQ(records[1].at("seq"), "41");
+  EXPECT_EQ(records[1].at("status"), "scheduled");
+  EXPECT_EQ(records[1].at("payload"), spec.payload);
+  EXPECT_EQ(records[1].at("ikey"), *spec.idempotency_key);
+  EXPECT_EQ(records[2].at("kind"), "attempt");
+  // The task's record becomes a full row for PostgreSQL.
+  RecordBatch batch = BuildRecordBatch({records[1]});
+  EXPECT_EQ(batch.tasks, 1u);
+  EXPECT_NE(batch.tasks_json.find("\"seq\":41"), std::string::npos);
+}
+
+TEST(PackedTask, AnEntryThatCannotBeReadSaysSo) {
+  EXPECT_THROW(RecordsFromFlat(Flat({"s", PackedSpec(Spec(), kNow)})), std::runtime_error);
+  EXPECT_THROW(RecordsFromFlat(Flat({"t", "41"})), std::runtime_error);
+  EXPECT_THROW(FieldsFromFlat(Flat({"spec", "\"id\",\"t-1\",{"})), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace madeira::store::redis_pg
