@@ -211,12 +211,32 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
                      {"XREADGROUP", "GROUP", "pg", consumer_, "COUNT", Num(kOutboxBatch), "STREAMS",
                       stream, from}};
   };
+  // A round's XACK goes with the next read, the next flush's when this one ends: a round trip
+  // less each (each waits behind whatever scripts Redis runs meanwhile). Until then the entries
+  // stay pending: copied again if this process dies, which is harmless.
+  // The last pass over pending entries finds only what a backend sharing this consumer read
+  // meanwhile: when none was flushing as this one began and none began since, it is skipped
+  // (one round trip less before the next flush).
+  const int others_flushing = flushes_->running.fetch_add(1);
+  const uint64_t this_flush = flushes_->started.fetch_add(1) + 1;
+  struct Running {
+    ConsumerFlushes& flushes;
+    ~Running() { flushes.running.fetch_sub(1); }
+  } running{*flushes_};
   for (int round = 0; round < kFlushRounds; ++round) {
     std::vector<RedisReply> replies;
+    std::vector<RedisCall> calls;
+    if (ack_later_) calls.push_back(*ack_later_);
     if (phase == Phase::kPending && round == 0) {
-      replies = Pipeline({read(after), read(">")});
+      calls.push_back(read(after));
+      calls.push_back(read(">"));
     } else {
-      replies.push_back(Call(read(phase == Phase::kNew ? ">" : after)));
+      calls.push_back(read(phase == Phase::kNew ? ">" : after));
+    }
+    replies = Pipeline(calls);
+    if (ack_later_) {
+      ack_later_.reset();
+      replies.erase(replies.begin());  // an XACK that failed leaves entries to copy again
     }
     std::vector<OutboxEntry> entries;
     std::vector<std::string> ids;
@@ -279,11 +299,15 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
       for (const std::string& id : ids) {
         if (keep.count(id) == 0) ack.push_back(id);
       }
-      if (ack.size() > 3) Call({std::nullopt, ack});
+      if (ack.size() > 3) ack_later_ = RedisCall{std::nullopt, ack};
     }
     if (ids.empty() && all_read && caught_up) caught_up();
     if (phase == Phase::kPendingAgain) continue;
     if (phase == Phase::kPending && !pending_done) continue;  // more pending entries
+    if (new_done && others_flushing == 0 && flushes_->started.load() == this_flush) {
+      TrimOutbox();
+      return true;
+    }
     if (new_done) {
       phase = Phase::kPendingAgain;
       after = "0";

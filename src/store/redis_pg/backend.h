@@ -9,6 +9,8 @@
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <memory>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -85,7 +87,10 @@ class Backend {
   // Makes this backend read the outbox as `other`'s consumer, so that each sees (and may copy
   // again, harmlessly) the entries the other has read but not yet acknowledged: a read path
   // that flushes before querying PostgreSQL then never misses what the recorder holds.
-  void ShareConsumerWith(const Backend& other) { consumer_ = other.consumer_; }
+  void ShareConsumerWith(const Backend& other) {
+    consumer_ = other.consumer_;
+    flushes_ = other.flushes_;
+  }
 
   // Operations that need more than one round trip (the single-script ones are built by the
   // store and parsed by the functions in ops.h).
@@ -137,6 +142,13 @@ class Backend {
   std::array<std::string, kScriptCount> shas_;
   std::chrono::steady_clock::time_point last_claim_{};  // of a crashed process's entries
   std::chrono::steady_clock::time_point last_trim_{};   // of copied outbox entries
+  // The FlushOutbox calls of the backends reading as one consumer (see ShareConsumerWith).
+  struct ConsumerFlushes {
+    std::atomic<int> running{0};
+    std::atomic<uint64_t> started{0};
+  };
+  std::shared_ptr<ConsumerFlushes> flushes_ = std::make_shared<ConsumerFlushes>();
+  std::optional<RedisCall> ack_later_;  // the last copy's XACK, sent with the next read
 };
 
 }  // namespace madeira::store::redis_pg

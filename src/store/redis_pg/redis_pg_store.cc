@@ -39,7 +39,7 @@ constexpr auto kRecordIdleFlush = std::chrono::seconds(1);
 // How long changes nobody waits for gather before the recorder copies them (see RecordLoop).
 constexpr auto kRecordGather = std::chrono::milliseconds(25);
 // Tasks or acks merged into one script call at most (one call blocks Redis for its length).
-constexpr size_t kMergedPerCall = 500;
+constexpr size_t kMergedPerCall = 100;
 // A queue's count in the wake-up sent after the subscriber reconnects: wakes every waiter.
 constexpr int kWakeAll = 1 << 20;
 
