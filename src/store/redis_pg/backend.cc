@@ -319,6 +319,13 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
   return false;
 }
 
+void Backend::SendDeferredAck() {
+  if (!ack_later_) return;
+  RedisCall ack = std::move(*ack_later_);
+  ack_later_.reset();
+  Call(ack);
+}
+
 std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entries) {
   std::vector<Fields> records;
   bool all_readable = true;

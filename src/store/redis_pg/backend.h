@@ -83,6 +83,9 @@ class Backend {
   // committed (before the acknowledgements and the last pass over pending entries).
   // Throws PgError / RedisIoError; what was not copied is copied by a later call.
   bool FlushOutbox(const std::function<void()>& caught_up = {});
+  // Sends the acknowledgement the last FlushOutbox left for the next one's first read (before
+  // closing: entries left pending are copied again by another process after 5 s).
+  void SendDeferredAck();
 
   // Makes this backend read the outbox as `other`'s consumer, so that each sees (and may copy
   // again, harmlessly) the entries the other has read but not yet acknowledged: a read path

@@ -173,7 +173,7 @@ Result<std::optional<Millis>> NextWakeupReply(const RedisReply& r) {
 
 namespace {
 
-// What create_task in scripts.cc reads (kTaskArgs there), the packed spec last.
+// What create_task in scripts.cc reads (TASK_ARGS there), the packed spec last.
 void AppendTaskArgs(std::vector<std::string>& args, const core::TaskSpec& t, Millis now) {
   args.insert(args.end(), {t.task_id, t.task_type, t.queue, Num(t.payload_version),
                            Num(t.schedule_time), Num(t.timeout_ms), Num(t.priority),

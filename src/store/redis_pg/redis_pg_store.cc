@@ -603,7 +603,13 @@ class RedisPgStore final : public Store {
       if (drained || !error.empty() || stopping) answer_up_to(target);
       if (stopping) {
         std::lock_guard lock(record_mu_);
-        if (awaiting_record_.empty()) return;
+        if (awaiting_record_.empty()) {
+          try {
+            recorder_->SendDeferredAck();
+          } catch (const std::exception&) {  // Redis away: another process copies them again
+          }
+          return;
+        }
       }
     }
   }

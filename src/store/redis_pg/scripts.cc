@@ -620,7 +620,8 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   later('HDEL', P .. 'ids', id)
   later('DEL', nil, k)
   -- What the engine reads of an acked task (AckReply in ops.cc): every value answered costs.
-  return {'ok', id, q, h.type, h.astart, h.attempts, h.ikey or ''}
+  -- (No nil among them: a nil would end the Lua array there.)
+  return {'ok', id, q, h.type, h.astart or now, h.attempts or '0', h.ikey or ''}
 end
 local out = {}
 for i = 2, #ARGV, 6 do
