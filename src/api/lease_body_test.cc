@@ -6,8 +6,8 @@
 #include <boost/json/serialize.hpp>
 
 #include "api/error_table.h"
-#include "core/json_text.h"
 #include "api/task_json.h"
+#include "core/json_text.h"
 
 namespace madeira::api {
 

@@ -6,10 +6,10 @@
 #include "api/await.h"
 #include "api/error_table.h"
 #include "api/handlers.h"
-#include "core/json_text.h"
 #include "api/query_decoders.h"
 #include "api/request_decoders.h"
 #include "api/task_json.h"
+#include "core/json_text.h"
 
 namespace madeira::api {
 

@@ -10,9 +10,9 @@
 
 #include <array>
 #include <atomic>
-#include <memory>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>

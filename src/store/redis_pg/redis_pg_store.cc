@@ -159,16 +159,17 @@ class RedisPgStore final : public Store {
   // empty queue) instead of failing the worker's poll: no task can be handed out meanwhile.
   void Lease(LeaseRequest request, Callback<LeaseBatch> done) override {
     RedisCall call = redis_pg::LeaseCall(request, random_);
-    Pipelined<LeaseBatch>(true, std::move(call),
-                          [request = std::move(request)](const RedisReply& r) {
-                            return redis_pg::LeaseReply(request, r);
-                          },
-                          [done = std::move(done)](Result<LeaseBatch> batch) {
-                            if (!batch && batch.error().code == core::ErrorCode::kUnavailable) {
-                              return done(LeaseBatch{});
-                            }
-                            done(std::move(batch));
-                          });
+    Pipelined<LeaseBatch>(
+        true, std::move(call),
+        [request = std::move(request)](const RedisReply& r) {
+          return redis_pg::LeaseReply(request, r);
+        },
+        [done = std::move(done)](Result<LeaseBatch> batch) {
+          if (!batch && batch.error().code == core::ErrorCode::kUnavailable) {
+            return done(LeaseBatch{});
+          }
+          done(std::move(batch));
+        });
   }
   void Ack(AckRequest request, Callback<AttemptReport> done) override {
     RedisCall call = redis_pg::AckCall(request);

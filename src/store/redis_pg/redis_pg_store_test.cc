@@ -455,8 +455,8 @@ TEST(RedisPgStore, TasksWrittenAFieldPerValueStillWork) {
   core::TaskSpec spec = TestSpec("flat");
   spec.payload = R"({"quote":"\"","accent":"é"})";
   spec.max_retries = 3;
-  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
-      [&](auto done) { store.Submit({spec}, kT0, done); }));
+  ASSERT_TRUE(
+      Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
   const std::string key = "madeira:" + ns + ":{q}:task:flat";
   redis_pg::RedisConn admin = AdminRedis();
   redis_pg::Fields packed = redis_pg::FieldsFromFlat(admin.Command({"HGETALL", key}));
@@ -485,15 +485,16 @@ TEST(RedisPgStore, TasksWrittenAFieldPerValueStillWork) {
   fail.now = kT0 + 2;
   fail.failure.error = R"({"type":"boom"})";
   auto failed = Await<AttemptReport>([&](auto done) {
-    store.Fail(fail,
-               [](const core::Task& t, const core::Failure&, int) {
-                 EXPECT_EQ(t.spec.max_retries, 3);
-                 core::RetryDecision d;
-                 d.next = core::TaskStatus::kPending;
-                 d.fast = true;
-                 return d;
-               },
-               done);
+    store.Fail(
+        fail,
+        [](const core::Task& t, const core::Failure&, int) {
+          EXPECT_EQ(t.spec.max_retries, 3);
+          core::RetryDecision d;
+          d.next = core::TaskStatus::kPending;
+          d.fast = true;
+          return d;
+        },
+        done);
   });
   ASSERT_TRUE(failed) << failed.error().message;
   EXPECT_EQ(failed->task.status, core::TaskStatus::kPending);

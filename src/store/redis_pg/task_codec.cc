@@ -195,8 +195,8 @@ std::vector<Fields> RecordsFromFlat(const RedisReply& flat) {
       const std::string& meta = flat.elements[i + 1].str;
       const size_t tab = meta.find('\t');
       if (tab == std::string::npos) throw std::runtime_error("outbox task record lacks a status");
-      records.push_back({{"kind", "task"}, {"seq", meta.substr(0, tab)},
-                         {"status", meta.substr(tab + 1)}});
+      records.push_back(
+          {{"kind", "task"}, {"seq", meta.substr(0, tab)}, {"status", meta.substr(tab + 1)}});
       continue;
     }
     if (name == "s") {

@@ -47,11 +47,19 @@ constexpr core::Millis kNow = 1'699'999'999'000;
 TEST(PackedTask, AHashOfAFewFieldsAndItsSpecReadsAsTheSubmittedTask) {
   const core::TaskSpec spec = Spec();
   // What create_task in scripts.cc writes: the fields the scripts use, and the packed spec.
-  LiveTask live = TaskFromFields(FieldsFromFlat(Flat(
-      {"type", spec.task_type, "queue", spec.queue, "pv", "2", "timeout", "30000", "prio", "3",
-       "chash", spec.content_hash, "status", "scheduled", "updated", std::to_string(kNow), "next",
-       std::to_string(spec.schedule_time), "ready", std::to_string(spec.schedule_time), "seq", "41",
-       "ver", "1", "spec", PackedSpec(spec, kNow)})));
+  LiveTask live = TaskFromFields(FieldsFromFlat(Flat({"type",    spec.task_type,
+                                                      "queue",   spec.queue,
+                                                      "pv",      "2",
+                                                      "timeout", "30000",
+                                                      "prio",    "3",
+                                                      "chash",   spec.content_hash,
+                                                      "status",  "scheduled",
+                                                      "updated", std::to_string(kNow),
+                                                      "next",    std::to_string(spec.schedule_time),
+                                                      "ready",   std::to_string(spec.schedule_time),
+                                                      "seq",     "41",
+                                                      "ver",     "1",
+                                                      "spec",    PackedSpec(spec, kNow)})));
   const core::Task& t = live.task;
   EXPECT_EQ(t.spec.task_id, spec.task_id);
   EXPECT_EQ(t.spec.payload, spec.payload);
