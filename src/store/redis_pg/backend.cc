@@ -224,7 +224,6 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     ~Running() { flushes.running.fetch_sub(1); }
   } running{*flushes_};
   for (int round = 0; round < kFlushRounds; ++round) {
-    std::vector<RedisReply> replies;
     std::vector<RedisCall> calls;
     if (ack_later_) calls.push_back(*ack_later_);
     if (phase == Phase::kPending && round == 0) {
@@ -233,7 +232,7 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     } else {
       calls.push_back(read(phase == Phase::kNew ? ">" : after));
     }
-    replies = Pipeline(calls);
+    std::vector<RedisReply> replies = Pipeline(calls);
     if (ack_later_) {
       ack_later_.reset();
       replies.erase(replies.begin());  // an XACK that failed leaves entries to copy again
@@ -286,8 +285,6 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
       }
     } else {
       const std::set<std::string> deferred = CopyEntries(entries);
-      // Committed: the work written before this flush began may be answered before the XACK.
-      if (all_read && caught_up) caught_up();
       // A change whose task has no row yet (its full record is with another process's copy)
       // stays pending, for a later flush; everything else is done.
       RedisCommand ack{"XACK", stream, "pg"};
@@ -301,7 +298,9 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
       }
       if (ack.size() > 3) ack_later_ = RedisCall{std::nullopt, ack};
     }
-    if (ids.empty() && all_read && caught_up) caught_up();
+    // Committed (or nothing to copy): the work written before this flush began is answered now,
+    // its XACK still to go.
+    if (all_read && caught_up) caught_up();
     if (phase == Phase::kPendingAgain) continue;
     if (phase == Phase::kPending && !pending_done) continue;  // more pending entries
     if (new_done && others_flushing == 0 && flushes_->started.load() == this_flush) {

@@ -95,7 +95,7 @@ Result<LeaseBatch> LeaseReply(const LeaseRequest& request, const RedisReply& r) 
     f["updated"] = now;
     f.erase("next");
     LiveTask live = TaskFromFields(f);
-    batch.leases.push_back(store::Lease{l.elements.at(0).str, live.fencing_token, live.deadline,
+    batch.leases.push_back(store::Lease{lease_id, live.fencing_token, live.deadline,
                                         std::move(live.task), live.ready_at});
   }
   for (const RedisReply& id : r.elements.at(1).elements) batch.deduplicated.push_back(id.str);

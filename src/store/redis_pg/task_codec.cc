@@ -71,10 +71,6 @@ void ApplyState(boost::json::object& o, const Fields& f, int64_t ver) {
   o["in_fast_retry"] = Flag(f, "infast");
 }
 
-}  // namespace
-
-namespace {
-
 void AppendPair(std::string& out, std::string_view name, std::string_view value) {
   if (!out.empty()) out += ',';
   out += '"';
@@ -131,10 +127,6 @@ boost::json::value ParseRecordJson(std::string_view text, const char* what) {
   if (ec || !v.is_array()) throw std::runtime_error(std::string(what) + " is not a JSON array");
   return v;
 }
-
-}  // namespace
-
-namespace {
 
 // The fields of a packed spec that `f` does not hold itself.
 void AddSpecFields(Fields& f, const std::string& spec) {
