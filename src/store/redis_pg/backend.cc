@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <stdexcept>
 
 #include "core/log.h"
 
@@ -162,24 +163,38 @@ void Backend::LoadScripts() {
 }
 
 std::vector<RedisReply> Backend::Pipeline(const std::vector<RedisCall>& calls) {
+  Send(calls);
+  return Receive();
+}
+
+RedisCommand Backend::Command(const RedisCall& call) const {
+  if (!call.script) return call.args;
+  RedisCommand cmd{"EVALSHA", shas_[static_cast<int>(*call.script)], "0",
+                   prefix_ + "\n" + consumer_};
+  cmd.insert(cmd.end(), call.args.begin(), call.args.end());
+  return cmd;
+}
+
+void Backend::Send(std::vector<RedisCall> calls) {
+  if (!sent_.empty()) throw std::logic_error("redis-pg: a Send before the last one's Receive");
   redis_.EnsureConnected();
   if (scripts_generation_ != redis_.generation()) LoadScripts();
-  auto build = [&](const RedisCall& c) {
-    if (!c.script) return c.args;
-    RedisCommand cmd{"EVALSHA", shas_[static_cast<int>(*c.script)], "0",
-                     prefix_ + "\n" + consumer_};
-    cmd.insert(cmd.end(), c.args.begin(), c.args.end());
-    return cmd;
-  };
   std::vector<RedisCommand> commands;
   commands.reserve(calls.size());
-  for (const RedisCall& c : calls) commands.push_back(build(c));
-  std::vector<RedisReply> replies = redis_.Pipeline(commands);
+  for (const RedisCall& c : calls) commands.push_back(Command(c));
+  redis_.Send(commands);
+  sent_ = std::move(calls);
+}
+
+std::vector<RedisReply> Backend::Receive() {
+  std::vector<RedisCall> calls = std::move(sent_);
+  sent_.clear();
+  std::vector<RedisReply> replies = redis_.Receive(calls.size());
   for (size_t i = 0; i < replies.size(); ++i) {
     // SCRIPT FLUSH or a Redis restart without the script cache: load again and repeat.
     if (replies[i].IsError() && replies[i].str.rfind("NOSCRIPT", 0) == 0) {
       LoadScripts();
-      replies[i] = redis_.Command(build(calls[i]));
+      replies[i] = redis_.Command(Command(calls[i]));
     }
   }
   return replies;

@@ -76,6 +76,11 @@ class Backend {
   // Runs calls pipelined (one write, then the replies in order). Throws RedisIoError.
   std::vector<RedisReply> Pipeline(const std::vector<RedisCall>& calls);
   RedisReply Call(const RedisCall& call) { return std::move(Pipeline({call}).front()); }
+  // Pipeline in two halves: Send writes the calls, Receive reads their replies, so the store
+  // thread can parse one batch's replies while Redis runs the next. One Send at a time, and no
+  // other call until its Receive. Both throw RedisIoError.
+  void Send(std::vector<RedisCall> calls);
+  std::vector<RedisReply> Receive();
 
   // Copies the outbox into PostgreSQL. True when it read the outbox to its end (everything
   // written to Redis before the call is recorded), false when it stopped after a bounded amount.
@@ -122,6 +127,7 @@ class Backend {
 
  private:
   void LoadScripts();
+  RedisCommand Command(const RedisCall& call) const;  // EVALSHA of a script call, else as is
   // One transaction: the batch's rows into PostgreSQL. Returns the ids of the tasks whose state
   // changes found no row to change (their full record is not copied yet).
   std::set<std::string> CopyToRecord(const RecordBatch& batch);
@@ -151,6 +157,7 @@ class Backend {
     std::atomic<uint64_t> started{0};
   };
   std::shared_ptr<ConsumerFlushes> flushes_ = std::make_shared<ConsumerFlushes>();
+  std::vector<RedisCall> sent_;         // what Send wrote and Receive has not read the replies of
   std::optional<RedisCall> ack_later_;  // the last copy's XACK, sent with the next read
 };
 

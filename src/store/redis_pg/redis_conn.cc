@@ -248,13 +248,22 @@ std::optional<RedisReply> RedisConn::ReadWithin(core::Millis timeout, int interr
 }
 
 std::vector<RedisReply> RedisConn::Pipeline(const std::vector<RedisCommand>& commands) {
+  Send(commands);
+  return Receive(commands.size());
+}
+
+void RedisConn::Send(const std::vector<RedisCommand>& commands) {
   EnsureConnected();
   std::string out;
   for (const RedisCommand& c : commands) AppendFormatted(out, c);
   WriteAll(out);
+}
+
+std::vector<RedisReply> RedisConn::Receive(size_t n) {
+  if (!io_) throw RedisIoError("redis: not connected");
   std::vector<RedisReply> replies;
-  replies.reserve(commands.size());
-  for (size_t i = 0; i < commands.size(); ++i) replies.push_back(ReadReply());
+  replies.reserve(n);
+  for (size_t i = 0; i < n; ++i) replies.push_back(ReadReply());
   return replies;
 }
 

@@ -55,6 +55,11 @@ class RedisConn {
 
   // Sends every command in one write, then reads one reply for each, in order.
   std::vector<RedisReply> Pipeline(const std::vector<RedisCommand>& commands);
+  // Pipeline in two halves, so the caller can work while Redis runs the commands: Send writes
+  // them (connecting first if need be), Receive reads the `n` replies they get. Nothing else may
+  // be sent in between.
+  void Send(const std::vector<RedisCommand>& commands);
+  std::vector<RedisReply> Receive(size_t n);
   RedisReply Command(const RedisCommand& command);
 
   // Connects now (AUTH and SELECT included) unless connected. A connection the server closed

@@ -10,6 +10,8 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -401,16 +403,42 @@ class RedisPgStore final : public Store {
     op->Deliver();
   }
 
+  // Runs the queued operations, batch after batch. A batch of script calls only is sent at once
+  // and its replies read at the next turn, after the batch before it has been answered: so
+  // Redis runs one batch while this thread parses and answers the last one, instead of each
+  // waiting for the other. Other batches run as before (one step after another, nothing in
+  // flight meanwhile).
   void Loop() {
+    std::optional<SentBatch> sent;  // Redis has it; its replies are read at the next turn
     for (;;) {
-      std::deque<std::unique_ptr<Op>> batch;
+      std::deque<std::unique_ptr<Op>> next;
       {
         std::unique_lock lock(mu_);
-        wake_.wait(lock, [&] { return closed_ || !queue_.empty(); });
-        if (queue_.empty()) break;  // closed and drained
-        batch.swap(queue_);
+        if (!sent) wake_.wait(lock, [&] { return closed_ || !queue_.empty(); });
+        if (!sent && queue_.empty()) break;  // closed and drained
+        next.swap(queue_);
       }
-      RunBatch(batch);
+      std::vector<RedisReply> replies;
+      std::string lost;
+      if (sent && sent->in_flight) {
+        try {
+          replies = backend_->Receive();
+        } catch (const std::exception& e) {
+          lost = e.what();
+        }
+      }
+      RefuseNewWorkWithoutRecord(next);
+      std::optional<SentBatch> next_sent = SendIfPipelined(next);
+      if (sent) {
+        if (lost.empty()) {
+          Distribute(sent->ops, sent->run, replies);  // nothing when nothing was sent
+        } else {
+          Abort(sent->ops, sent->run, lost);
+        }
+        Finish(sent->ops, sent->run.wrote);
+      }
+      if (!next_sent && !next.empty()) RunBatch(next);
+      sent = std::move(next_sent);
     }
   }
 
@@ -447,8 +475,107 @@ class RedisPgStore final : public Store {
     }
   }
 
+  // A run of single-script operations, sent as one pipeline: consecutive submits, and
+  // consecutive acks, go as one call each (see ArgsPerReplyElement).
+  struct PipelinedRun {
+    std::vector<RedisCall> calls;
+    std::vector<std::vector<size_t>> ops_of_call;  // the operations each call carries, in order
+    size_t end = 0;                                // the first operation after the run
+    bool wrote = false;
+  };
+  struct SentBatch {
+    std::deque<std::unique_ptr<Op>> ops;
+    PipelinedRun run;
+    bool in_flight = false;  // its calls were sent: Receive reads their replies
+  };
+
+  // The run starting at `i`, up to the first operation that is not a single script call;
+  // operations answered already are passed over.
+  static PipelinedRun BuildRun(const std::deque<std::unique_ptr<Op>>& batch, size_t i) {
+    PipelinedRun run;
+    size_t end = i;
+    for (; end < batch.size(); ++end) {
+      if (batch[end]->settled()) continue;
+      const RedisCall* call = batch[end]->Call();
+      if (call == nullptr) break;
+      const size_t per = call->script ? redis_pg::ArgsPerReplyElement(*call->script) : 0;
+      if (per > 0 && !run.calls.empty() && run.calls.back().script == call->script &&
+          run.calls.back().args.size() + call->args.size() <= per * kMergedPerCall) {
+        run.calls.back().args.insert(run.calls.back().args.end(), call->args.begin(),
+                                     call->args.end());
+        run.ops_of_call.back().push_back(end);
+      } else {
+        run.calls.push_back(*call);
+        run.ops_of_call.push_back({end});
+      }
+      run.wrote = run.wrote || batch[end]->writes();
+    }
+    run.end = end;
+    return run;
+  }
+
+  // A batch of script calls only is sent now and taken out of `batch`; else nothing happens.
+  std::optional<SentBatch> SendIfPipelined(std::deque<std::unique_ptr<Op>>& batch) {
+    if (batch.empty()) return std::nullopt;
+    PipelinedRun run = BuildRun(batch, 0);
+    if (run.end != batch.size()) return std::nullopt;
+    SentBatch sent{std::move(batch), {}};
+    batch.clear();
+    try {
+      if (!run.calls.empty()) {
+        backend_->Send(std::move(run.calls));
+        sent.in_flight = true;
+      }
+    } catch (const std::exception& e) {
+      Abort(sent.ops, run, e.what());
+    }
+    run.calls.clear();  // Send took them; Distribute needs only which ops each call carried
+    sent.run = std::move(run);
+    return sent;
+  }
+
+  // Each operation of the run gets the elements of its own tasks (or ack), an error whole.
+  static void Distribute(std::deque<std::unique_ptr<Op>>& batch, const PipelinedRun& run,
+                         std::vector<RedisReply>& replies) {
+    for (size_t c = 0; c < run.ops_of_call.size() && c < replies.size(); ++c) {
+      const std::vector<size_t>& ops = run.ops_of_call[c];
+      Op& first = *batch[ops.front()];
+      const std::optional<redis_pg::Script>& script = first.Call()->script;
+      if (ops.size() == 1 && script != redis_pg::Script::kAck) {
+        first.OnReply(replies[c]);
+        continue;
+      }
+      const size_t per = redis_pg::ArgsPerReplyElement(*script);
+      size_t next = 0;
+      for (size_t k : ops) {
+        Op& op = *batch[k];
+        const size_t n = op.Call()->args.size() / per;
+        if (replies[c].IsError()) {
+          op.OnReply(replies[c]);
+        } else if (script == redis_pg::Script::kAck) {
+          op.OnReply(next < replies[c].elements.size() ? replies[c].elements[next] : RedisReply{});
+        } else {
+          RedisReply mine;
+          mine.type = RedisReply::Type::kArray;
+          for (size_t e = next; e < next + n && e < replies[c].elements.size(); ++e) {
+            mine.elements.push_back(std::move(replies[c].elements[e]));
+          }
+          op.OnReply(mine);
+        }
+        next += n;
+      }
+    }
+  }
+
+  static void Abort(std::deque<std::unique_ptr<Op>>& batch, const PipelinedRun& run,
+                    const std::string& why) {
+    for (const std::vector<size_t>& ops : run.ops_of_call) {
+      for (size_t k : ops) batch[k]->Abort(Unavailable(why));
+    }
+  }
+
+  // Runs a batch step by step: runs of script calls pipelined, the other operations in order.
   void RunBatch(std::deque<std::unique_ptr<Op>>& batch) {
-    RefuseNewWorkWithoutRecord(batch);
     bool wrote = false;
     size_t i = 0;
     while (i < batch.size()) {
@@ -462,62 +589,22 @@ class RedisPgStore final : public Store {
         ++i;
         continue;
       }
-      // A run of single-script operations: one round trip. Consecutive submits, and
-      // consecutive acks, go as one call each (see ArgsPerReplyElement).
-      size_t end = i;
-      std::vector<RedisCall> calls;
-      std::vector<size_t> first_op;  // per call: its first operation and how many it carries
-      std::vector<size_t> n_ops;
-      while (end < batch.size() && batch[end]->Call() != nullptr && !batch[end]->settled()) {
-        const RedisCall& call = *batch[end]->Call();
-        const size_t per = call.script ? redis_pg::ArgsPerReplyElement(*call.script) : 0;
-        if (per > 0 && !calls.empty() && calls.back().script == call.script &&
-            calls.back().args.size() + call.args.size() <= per * kMergedPerCall) {
-          calls.back().args.insert(calls.back().args.end(), call.args.begin(), call.args.end());
-          ++n_ops.back();
-        } else {
-          calls.push_back(call);
-          first_op.push_back(end);
-          n_ops.push_back(1);
-        }
-        wrote = wrote || batch[end]->writes();
-        ++end;
-      }
+      PipelinedRun run = BuildRun(batch, i);
+      wrote = wrote || run.wrote;
       try {
-        std::vector<RedisReply> replies = backend_->Pipeline(calls);
-        for (size_t c = 0; c < replies.size(); ++c) {
-          if (n_ops[c] == 1 && calls[c].script != redis_pg::Script::kAck) {
-            batch[first_op[c]]->OnReply(replies[c]);
-            continue;
-          }
-          // Each operation gets the elements of its own tasks (or ack), an error whole.
-          const size_t per = redis_pg::ArgsPerReplyElement(*calls[c].script);
-          size_t next = 0;
-          for (size_t k = 0; k < n_ops[c]; ++k) {
-            Op& op = *batch[first_op[c] + k];
-            const size_t n = op.Call()->args.size() / per;
-            if (replies[c].IsError()) {
-              op.OnReply(replies[c]);
-            } else if (calls[c].script == redis_pg::Script::kAck) {
-              op.OnReply(next < replies[c].elements.size() ? replies[c].elements[next]
-                                                           : RedisReply{});
-            } else {
-              RedisReply mine;
-              mine.type = RedisReply::Type::kArray;
-              for (size_t e = next; e < next + n && e < replies[c].elements.size(); ++e) {
-                mine.elements.push_back(std::move(replies[c].elements[e]));
-              }
-              op.OnReply(mine);
-            }
-            next += n;
-          }
-        }
+        std::vector<RedisReply> replies = backend_->Pipeline(run.calls);
+        Distribute(batch, run, replies);
       } catch (const std::exception& e) {
-        for (size_t k = i; k < end; ++k) batch[k]->Abort(Unavailable(e.what()));
+        Abort(batch, run, e.what());
       }
-      i = end;
+      i = run.end;
     }
-    // New work is answered once the record has it (RecordLoop); its long-polls wake now.
+    Finish(batch, wrote);
+  }
+
+  // Answers a batch that has run. New work is answered once the record has it (RecordLoop); its
+  // long-polls wake now.
+  void Finish(std::deque<std::unique_ptr<Op>>& batch, bool wrote) {
     std::map<std::string, int> ready;
     std::vector<std::unique_ptr<Op>> to_record;
     for (auto& op : batch) {

@@ -559,6 +559,77 @@ TEST(RedisPgStore, TwoAcksOfOneLeaseQueuedTogetherCompleteItOnce) {
   store.Close();
 }
 
+// Answers that arrive on the store's threads, counted until `want` are in (or 20 s pass).
+template <typename T>
+class Answers {
+ public:
+  explicit Answers(size_t want) : want_(want) {}
+  Callback<T> Take() {
+    return [this](Result<T> r) {
+      std::lock_guard lock(mu_);
+      results_.push_back(std::move(r));
+      cv_.notify_all();
+    };
+  }
+  std::vector<Result<T>> Wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(20), [&] { return results_.size() >= want_; });
+    return std::move(results_);
+  }
+
+ private:
+  size_t want_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Result<T>> results_;
+};
+
+// Script calls queue up while the store thread has a batch in flight (it sends the next batch
+// before answering the last); every one is answered, each task leased once, even when Redis
+// has lost its scripts meanwhile (SCRIPT FLUSH: the batch in flight is answered NOSCRIPT and
+// run again).
+TEST(RedisPgStore, CallsQueuedBehindABatchInFlightAreAllAnsweredOnce) {
+  auto own = OpenOwn("in-flight");
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  constexpr int kTasks = 300;
+  Answers<std::vector<SubmitOutcome>> submitted(kTasks);
+  for (int i = 0; i < kTasks; ++i) {
+    store.Submit({TestSpec("f" + std::to_string(i))}, kT0, submitted.Take());
+  }
+  std::vector<Result<std::vector<SubmitOutcome>>> outcomes = submitted.Wait();
+  ASSERT_EQ(outcomes.size(), static_cast<size_t>(kTasks));
+  for (const auto& o : outcomes) {
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_EQ(o->at(0).kind, SubmitKind::kCreated);
+  }
+  redis_pg::RedisConn admin = AdminRedis();
+  ASSERT_EQ(admin.Command({"SCRIPT", "FLUSH"}).str, "OK");
+  Answers<LeaseBatch> leased(kTasks);
+  for (int i = 0; i < kTasks; ++i) store.Lease(LeaseFromQ(1), leased.Take());
+  std::vector<Result<LeaseBatch>> leases = leased.Wait();
+  ASSERT_EQ(leases.size(), static_cast<size_t>(kTasks));
+  std::set<std::string> tasks;
+  Answers<AttemptReport> acked(kTasks);
+  for (const auto& batch : leases) {
+    ASSERT_TRUE(batch) << batch.error().message;
+    ASSERT_EQ(batch->leases.size(), 1u);
+    tasks.insert(batch->leases[0].task.spec.task_id);
+    AckRequest ack;
+    ack.lease_id = batch->leases[0].lease_id;
+    ack.now = kT0 + 2;
+    store.Ack(ack, acked.Take());
+  }
+  EXPECT_EQ(tasks.size(), static_cast<size_t>(kTasks));  // no task handed out twice
+  std::vector<Result<AttemptReport>> acks = acked.Wait();
+  ASSERT_EQ(acks.size(), static_cast<size_t>(kTasks));
+  for (const auto& a : acks) EXPECT_TRUE(a) << a.error().message;
+  auto task = Await<core::Task>([&](auto done) { store.Get("f7", done); });
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->status, core::TaskStatus::kSucceeded);
+  store.Close();
+}
+
 // A succeeded idempotency key dedupes for its ttl by the engine's clock; its hash then leaves
 // Redis by itself (an hour later), so keyed work does not grow Redis for ever.
 TEST(RedisPgStore, ASucceededIdempotencyKeyExpiresFromRedis) {
