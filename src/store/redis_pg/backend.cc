@@ -341,11 +341,11 @@ void Backend::SendDeferredAck() {
 }
 
 std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entries) {
-  std::vector<Fields> records;
+  std::vector<const Fields*> records;  // not copies: a flush holds hundreds of payloads
   bool all_readable = true;
   for (const OutboxEntry& e : entries) {
     all_readable = all_readable && e.unreadable.empty();
-    records.insert(records.end(), e.records.begin(), e.records.end());
+    for (const Fields& f : e.records) records.push_back(&f);
   }
   if (all_readable) {
     try {

@@ -292,12 +292,13 @@ core::Attempt AttemptFromRow(const PgResult& r, int row) {
   return a;
 }
 
-RecordBatch BuildRecordBatch(const std::vector<Fields>& entries) {
+RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries) {
   // The newest version of each task: a full row, or (kind=state only) the changed columns.
   std::map<std::string, std::pair<int64_t, boost::json::object>> tasks;
   std::map<std::pair<std::string, int64_t>, boost::json::object> attempts;
   std::map<std::pair<std::string, std::string>, boost::json::object> events;
-  for (const Fields& f : entries) {
+  for (const Fields* record : entries) {
+    const Fields& f = *record;
     auto kind = f.find("kind");
     if (kind == f.end()) continue;
     if (kind->second == "task") {

@@ -78,6 +78,12 @@ struct RecordBatch {
   size_t attempts = 0;
   size_t events = 0;
 };
-RecordBatch BuildRecordBatch(const std::vector<Fields>& entries);
+RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries);
+inline RecordBatch BuildRecordBatch(const std::vector<Fields>& entries) {
+  std::vector<const Fields*> all;
+  all.reserve(entries.size());
+  for (const Fields& f : entries) all.push_back(&f);
+  return BuildRecordBatch(all);
+}
 
 }  // namespace madeira::store::redis_pg
