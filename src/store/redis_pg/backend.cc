@@ -28,10 +28,11 @@ constexpr auto kClaimInterval = std::chrono::seconds(2);
 constexpr auto kTrimInterval = std::chrono::milliseconds(200);
 constexpr int64_t kClaimIdleMs = 5'000;
 
+// The full rows a flush COPYed into record_tasks (see CopyToRecord).
 std::string UpsertTasksSql() {
   std::string cols = kPgTaskColumns;
   std::string sql = "INSERT INTO tasks (" + cols + ") SELECT " + cols +
-                    " FROM json_populate_recordset(NULL::tasks, $1::json) "
+                    " FROM record_tasks "
                     "ON CONFLICT (task_id) DO UPDATE SET ";
   // Every column but the key, taken from the newer version only.
   size_t start = 0;
@@ -422,7 +423,7 @@ std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {
   // One round trip, one transaction (PgConn::ExecAll): submits wait for this commit.
   std::vector<PgStatement> statements;
   int states_at = -1;
-  if (batch.tasks > 0) statements.push_back({UpsertTasksSql(), {batch.tasks_json}});
+  if (batch.tasks > 0) statements.push_back({UpsertTasksSql(), {}});
   if (batch.states > 0) {
     states_at = static_cast<int>(statements.size());
     statements.push_back({UpdateStatesSql(), {batch.states_json}});
@@ -434,7 +435,22 @@ std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {
   // the same rows in another order: PostgreSQL then aborts one, which simply runs again.
   for (int attempt = 1;; ++attempt) {
     try {
-      std::vector<PgResult> results = pg_.ExecAll(statements);
+      std::vector<PgResult> results;
+      if (batch.tasks > 0) {
+        // The full rows go by COPY into a temporary table of this connection, emptied at
+        // every commit, which the upsert then reads.
+        if (record_rows_generation_ != pg_.generation() || pg_.generation() == 0) {
+          pg_.Exec(
+              "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks (LIKE tasks) "
+              "ON COMMIT DELETE ROWS");
+          record_rows_generation_ = pg_.generation();
+        }
+        results = pg_.CopyThenExecAll(
+            "COPY record_tasks (" + std::string(kPgTaskColumns) + ") FROM STDIN", batch.tasks_copy,
+            statements);
+      } else {
+        results = pg_.ExecAll(statements);
+      }
       std::set<std::string> missing;
       if (states_at >= 0) {
         const PgResult& r = results[states_at];

@@ -160,6 +160,7 @@ void PgConn::EnsureConnected() {
     throw PgError("postgresql: " + why);
   }
   conn_ = conn;
+  ++generation_;
   PQsetNoticeProcessor(
       conn_, [](void*, const char*) {}, nullptr);
   // The schema name is made by the store (letters, digits, underscores): safe to inline.
@@ -212,6 +213,52 @@ std::vector<PgResult> PgConn::ExecAll(const std::vector<PgStatement>& statements
   }
   healthy_ = true;
   return results;
+}
+
+std::vector<PgResult> PgConn::CopyThenExecAll(const std::string& copy_sql,
+                                              const std::string& copy_data,
+                                              const std::vector<PgStatement>& statements) {
+  // A failure inside the transaction leaves it open and aborted: roll it back, so the
+  // connection is usable again (or gone, and the next call connects afresh).
+  auto roll_back = [&] {
+    if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK &&
+        PQtransactionStatus(conn_) != PQTRANS_IDLE) {
+      PQclear(PQexec(conn_, "ROLLBACK"));
+    }
+  };
+  Exec("BEGIN");
+  try {
+    PgResult started(PQexec(conn_, copy_sql.c_str()));
+    if (PQresultStatus(started.get()) != PGRES_COPY_IN) Fail(started.get());
+    if (PQputCopyData(conn_, copy_data.data(), static_cast<int>(copy_data.size())) != 1 ||
+        PQputCopyEnd(conn_, nullptr) != 1) {
+      Fail(nullptr);
+    }
+    PgResult copied(PQgetResult(conn_));
+    while (PGresult* end = PQgetResult(conn_)) PQclear(end);
+    if (PQresultStatus(copied.get()) != PGRES_COMMAND_OK) Fail(copied.get());
+    std::vector<PgStatement> all = statements;
+    all.push_back({"COMMIT", {}});
+    std::vector<PgResult> results = ExecAll(all);
+    results.pop_back();
+    return results;
+  } catch (const PgError&) {
+    roll_back();
+    throw;
+  }
+}
+
+void PgConn::Fail(const PGresult* r) {
+  std::string why = OneLine(r != nullptr ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
+  if (why.empty()) why = OneLine(PQerrorMessage(conn_));
+  std::string sqlstate = r != nullptr ? SqlState(r) : "";
+  std::string primary = r != nullptr ? PrimaryMessage(r) : "";
+  healthy_ = PQstatus(conn_) == CONNECTION_OK;
+  if (!healthy_) {
+    PQfinish(conn_);
+    conn_ = nullptr;
+  }
+  throw PgError("postgresql: " + why, sqlstate, primary);
 }
 
 PgResult PgConn::Exec(const std::string& sql,

@@ -35,6 +35,7 @@ class PgError : public std::runtime_error {
 class PgResult {
  public:
   explicit PgResult(PGresult* r) : r_(r, PQclear) {}
+  const PGresult* get() const { return r_.get(); }
   int Rows() const { return PQntuples(r_.get()); }
   bool IsNull(int row, int col) const { return PQgetisnull(r_.get(), row, col) != 0; }
   std::string Text(int row, int col) const { return PQgetvalue(r_.get(), row, col); }
@@ -77,14 +78,26 @@ class PgConn {
   // Runs the statements in one round trip and one transaction: sent in libpq's pipeline mode
   // before one Sync, they commit together at it, or none does. A result per statement.
   std::vector<PgResult> ExecAll(const std::vector<PgStatement>& statements);
+  // ExecAll after a COPY: `copy_sql` (a COPY ... FROM STDIN) reads `copy_data` (COPY's text
+  // format), then the statements run, all in one transaction that commits at the end or not at
+  // all. A result per statement.
+  std::vector<PgResult> CopyThenExecAll(const std::string& copy_sql, const std::string& copy_data,
+                                        const std::vector<PgStatement>& statements);
+  // Counts the connections made: a new one has none of the last one's temporary tables.
+  uint64_t generation() const { return generation_; }
   // False once a statement or a connect failed, true again after one succeeds.
   bool healthy() const { return healthy_; }
 
  private:
+  // Throws the PgError of a failed step (`r`'s error, else the connection's); a broken
+  // connection is dropped.
+  [[noreturn]] void Fail(const PGresult* r);
+
   std::string url_;
   std::string schema_;
   std::string application_name_;
   PGconn* conn_ = nullptr;
+  uint64_t generation_ = 0;
   bool healthy_ = true;
 };
 

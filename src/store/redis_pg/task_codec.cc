@@ -71,6 +71,66 @@ void ApplyState(boost::json::object& o, const Fields& f, int64_t ver) {
   o["in_fast_retry"] = Flag(f, "infast");
 }
 
+// One value in COPY's text format: \N for none; backslash, tab, newline and carriage return
+// escaped (the only bytes the format gives a meaning).
+void AppendCopyValue(std::string& out, const boost::json::value* v) {
+  if (v == nullptr || v->is_null()) {
+    out += "\\N";
+  } else if (v->is_string()) {
+    for (char c : v->get_string()) {
+      switch (c) {
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        default:
+          out += c;
+      }
+    }
+  } else if (v->is_bool()) {
+    out += v->get_bool() ? 't' : 'f';
+  } else if (v->is_int64()) {
+    out += std::to_string(v->get_int64());
+  } else {
+    throw std::runtime_error("a task column holds neither text, a number nor a flag");
+  }
+}
+
+// The names in kPgTaskColumns, in order.
+const std::vector<std::string>& TaskColumnNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    std::string_view all = kPgTaskColumns;
+    while (!all.empty()) {
+      const size_t comma = all.find(',');
+      std::string_view name = all.substr(0, comma);
+      while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+      out.emplace_back(name);
+      all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
+    }
+    return out;
+  }();
+  return names;
+}
+
+void AppendCopyRow(std::string& out, const boost::json::object& row) {
+  bool first = true;
+  for (const std::string& column : TaskColumnNames()) {
+    if (!first) out += '\t';
+    first = false;
+    AppendCopyValue(out, row.if_contains(column));
+  }
+  out += '\n';
+}
+
 void AppendPair(std::string& out, std::string_view name, std::string_view value) {
   if (!out.empty()) out += ',';
   out += '"';
@@ -371,11 +431,12 @@ RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries) {
       if (slot.empty() || slot.at("n_deliveries").as_int64() <= n) slot = std::move(o);
     }
   }
-  boost::json::array ta;
+  RecordBatch batch;
   boost::json::array sa;
   for (auto& [id, slot] : tasks) {
     if (slot.second.contains("payload")) {
-      ta.push_back(std::move(slot.second));
+      AppendCopyRow(batch.tasks_copy, slot.second);
+      ++batch.tasks;
     } else {
       sa.push_back(std::move(slot.second));
     }
@@ -384,12 +445,9 @@ RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries) {
   for (auto& [key, o] : attempts) aa.push_back(std::move(o));
   boost::json::array ea;
   for (auto& [key, o] : events) ea.push_back(std::move(o));
-  RecordBatch batch;
-  batch.tasks = ta.size();
   batch.states = sa.size();
   batch.attempts = aa.size();
   batch.events = ea.size();
-  batch.tasks_json = boost::json::serialize(ta);
   batch.states_json = boost::json::serialize(sa);
   batch.attempts_json = boost::json::serialize(aa);
   batch.events_json = boost::json::serialize(ea);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -108,7 +109,14 @@ TEST(PackedTask, AnOutboxEntryKeepsItsRecordsInOrder) {
   // The task's record becomes a full row for PostgreSQL.
   RecordBatch batch = BuildRecordBatch({records[1]});
   EXPECT_EQ(batch.tasks, 1u);
-  EXPECT_NE(batch.tasks_json.find("\"seq\":41"), std::string::npos);
+  // One line of COPY text: task_id, seq, ver first (kPgTaskColumns), then the rest; the
+  // payload's backslashes escaped.
+  EXPECT_EQ(batch.tasks_copy.rfind(spec.task_id + "\t41\t1\t", 0), 0u) << batch.tasks_copy;
+  EXPECT_EQ(batch.tasks_copy.back(), '\n');
+  EXPECT_EQ(std::count(batch.tasks_copy.begin(), batch.tasks_copy.end(), '\n'), 1);
+  std::string escaped;  // the payload's backslashes doubled, as COPY reads them back
+  for (char c : spec.payload) escaped += c == '\\' ? std::string("\\\\") : std::string(1, c);
+  EXPECT_NE(batch.tasks_copy.find("\t" + escaped + "\t"), std::string::npos) << batch.tasks_copy;
 }
 
 TEST(PackedTask, AnEntryThatCannotBeReadSaysSo) {
