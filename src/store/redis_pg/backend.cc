@@ -52,24 +52,34 @@ std::string UpsertTasksSql() {
   return sql + " WHERE tasks.ver < EXCLUDED.ver";
 }
 
-// The state columns of tasks whose row exists and is older; returns the ids without a row.
+// The state columns of tasks whose row exists and is older (the rows COPYed into
+// record_states); returns the ids without a row.
 std::string UpdateStatesSql() {
-  return "WITH x AS (SELECT * FROM json_populate_recordset(NULL::tasks, $1::json)), "
-         "u AS (UPDATE tasks SET ver = x.ver, status = x.status, retry_count = x.retry_count, "
+  return "WITH u AS (UPDATE tasks SET ver = x.ver, status = x.status, retry_count = x.retry_count, "
          "attempts = x.attempts, updated_at = x.updated_at, next_attempt_at = x.next_attempt_at, "
          "last_error = x.last_error, result = x.result, deduplicated = x.deduplicated, "
          "fast_retries_used = x.fast_retries_used, in_fast_retry = x.in_fast_retry "
-         "FROM x WHERE tasks.task_id = x.task_id AND tasks.ver < x.ver RETURNING tasks.task_id) "
-         "SELECT x.task_id FROM x WHERE NOT EXISTS "
+         "FROM record_states x WHERE tasks.task_id = x.task_id AND tasks.ver < x.ver "
+         "RETURNING tasks.task_id) "
+         "SELECT x.task_id FROM record_states x WHERE NOT EXISTS "
          "(SELECT 1 FROM tasks t WHERE t.task_id = x.task_id)";
 }
 
+// The attempts COPYed into record_attempts.
 std::string InsertAttemptsSql() {
-  return "INSERT INTO attempts (task_id, " + std::string(kPgAttemptColumns) + ") SELECT task_id, " +
-         kPgAttemptColumns +
-         " FROM json_populate_recordset(NULL::attempts, $1::json) "
-         "ON CONFLICT (task_id, attempt) DO NOTHING";
+  return "INSERT INTO attempts (" + std::string(kPgAttemptRowColumns) + ") SELECT " +
+         kPgAttemptRowColumns + " FROM record_attempts ON CONFLICT (task_id, attempt) DO NOTHING";
 }
+
+// The temporary tables a copy's rows go to by COPY, emptied at every commit: made once a
+// connection. record_states' columns may be NULL (LIKE tasks would make them NOT NULL).
+constexpr const char* kRecordTables =
+    "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks (LIKE tasks) ON COMMIT DELETE ROWS; "
+    "CREATE TEMPORARY TABLE IF NOT EXISTS record_states (task_id text, ver bigint, status text, "
+    "retry_count int, attempts int, updated_at bigint, next_attempt_at bigint, last_error text, "
+    "result text, deduplicated boolean, fast_retries_used int, in_fast_retry boolean) "
+    "ON COMMIT DELETE ROWS; "
+    "CREATE TEMPORARY TABLE IF NOT EXISTS record_attempts (LIKE attempts) ON COMMIT DELETE ROWS";
 
 std::string UpsertEventsSql() {
   const std::string cols =
@@ -420,15 +430,27 @@ void Backend::TrimOutbox() {
 }
 
 std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {
-  // One round trip, one transaction (PgConn::ExecAll): submits wait for this commit.
+  // One transaction: the rows by COPY into temporary tables, then the statements that apply
+  // them in one round trip with the COMMIT (PgConn::CopyThenExecAll). Submits wait for it.
+  std::vector<PgCopy> copies;
   std::vector<PgStatement> statements;
   int states_at = -1;
-  if (batch.tasks > 0) statements.push_back({UpsertTasksSql(), {}});
-  if (batch.states > 0) {
-    states_at = static_cast<int>(statements.size());
-    statements.push_back({UpdateStatesSql(), {batch.states_json}});
+  auto copy = [&](const char* table, const char* columns, const std::string& rows) {
+    copies.push_back({"COPY " + std::string(table) + " (" + columns + ") FROM STDIN", rows});
+  };
+  if (batch.tasks > 0) {
+    copy("record_tasks", kPgTaskColumns, batch.tasks_copy);
+    statements.push_back({UpsertTasksSql(), {}});
   }
-  if (batch.attempts > 0) statements.push_back({InsertAttemptsSql(), {batch.attempts_json}});
+  if (batch.states > 0) {
+    copy("record_states", kPgStateColumns, batch.states_copy);
+    states_at = static_cast<int>(statements.size());
+    statements.push_back({UpdateStatesSql(), {}});
+  }
+  if (batch.attempts > 0) {
+    copy("record_attempts", kPgAttemptRowColumns, batch.attempts_copy);
+    statements.push_back({InsertAttemptsSql(), {}});
+  }
   if (batch.events > 0) statements.push_back({UpsertEventsSql(), {batch.events_json}});
   if (statements.empty()) return {};
   // Two copies of overlapping entries (another process's, or this one's read path) can lock
@@ -436,20 +458,14 @@ std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {
   for (int attempt = 1;; ++attempt) {
     try {
       std::vector<PgResult> results;
-      if (batch.tasks > 0) {
-        // The full rows go by COPY into a temporary table of this connection, emptied at
-        // every commit, which the upsert then reads.
-        if (record_rows_generation_ != pg_.generation() || pg_.generation() == 0) {
-          pg_.Exec(
-              "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks (LIKE tasks) "
-              "ON COMMIT DELETE ROWS");
-          record_rows_generation_ = pg_.generation();
-        }
-        results = pg_.CopyThenExecAll(
-            "COPY record_tasks (" + std::string(kPgTaskColumns) + ") FROM STDIN", batch.tasks_copy,
-            statements);
-      } else {
+      if (copies.empty()) {
         results = pg_.ExecAll(statements);
+      } else {
+        if (record_tables_generation_ != pg_.generation() || pg_.generation() == 0) {
+          pg_.Exec(kRecordTables);
+          record_tables_generation_ = pg_.generation();
+        }
+        results = pg_.CopyThenExecAll(copies, statements);
       }
       std::set<std::string> missing;
       if (states_at >= 0) {

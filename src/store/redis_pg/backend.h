@@ -157,9 +157,9 @@ class Backend {
     std::atomic<uint64_t> started{0};
   };
   std::shared_ptr<ConsumerFlushes> flushes_ = std::make_shared<ConsumerFlushes>();
-  uint64_t record_rows_generation_ = 0;  // the PostgreSQL connection record_tasks was made on
-  std::vector<RedisCall> sent_;          // what Send wrote and Receive has not read the replies of
-  std::optional<RedisCall> ack_later_;   // the last copy's XACK, sent with the next read
+  uint64_t record_tables_generation_ = 0;  // the PostgreSQL connection kRecordTables ran on
+  std::vector<RedisCall> sent_;         // what Send wrote and Receive has not read the replies of
+  std::optional<RedisCall> ack_later_;  // the last copy's XACK, sent with the next read
 };
 
 }  // namespace madeira::store::redis_pg

@@ -215,8 +215,7 @@ std::vector<PgResult> PgConn::ExecAll(const std::vector<PgStatement>& statements
   return results;
 }
 
-std::vector<PgResult> PgConn::CopyThenExecAll(const std::string& copy_sql,
-                                              const std::string& copy_data,
+std::vector<PgResult> PgConn::CopyThenExecAll(const std::vector<PgCopy>& copies,
                                               const std::vector<PgStatement>& statements) {
   // A failure inside the transaction leaves it open and aborted: roll it back, so the
   // connection is usable again (or gone, and the next call connects afresh).
@@ -228,15 +227,17 @@ std::vector<PgResult> PgConn::CopyThenExecAll(const std::string& copy_sql,
   };
   Exec("BEGIN");
   try {
-    PgResult started(PQexec(conn_, copy_sql.c_str()));
-    if (PQresultStatus(started.get()) != PGRES_COPY_IN) Fail(started.get());
-    if (PQputCopyData(conn_, copy_data.data(), static_cast<int>(copy_data.size())) != 1 ||
-        PQputCopyEnd(conn_, nullptr) != 1) {
-      Fail(nullptr);
+    for (const PgCopy& copy : copies) {
+      PgResult started(PQexec(conn_, copy.sql.c_str()));
+      if (PQresultStatus(started.get()) != PGRES_COPY_IN) Fail(started.get());
+      if (PQputCopyData(conn_, copy.rows.data(), static_cast<int>(copy.rows.size())) != 1 ||
+          PQputCopyEnd(conn_, nullptr) != 1) {
+        Fail(nullptr);
+      }
+      PgResult copied(PQgetResult(conn_));
+      while (PGresult* end = PQgetResult(conn_)) PQclear(end);
+      if (PQresultStatus(copied.get()) != PGRES_COMMAND_OK) Fail(copied.get());
     }
-    PgResult copied(PQgetResult(conn_));
-    while (PGresult* end = PQgetResult(conn_)) PQclear(end);
-    if (PQresultStatus(copied.get()) != PGRES_COMMAND_OK) Fail(copied.get());
     std::vector<PgStatement> all = statements;
     all.push_back({"COMMIT", {}});
     std::vector<PgResult> results = ExecAll(all);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace madeira::store::redis_pg {
@@ -59,6 +60,12 @@ struct PgStatement {
   std::vector<std::optional<std::string>> params;
 };
 
+// A COPY ... FROM STDIN and the rows it reads, in COPY's text format.
+struct PgCopy {
+  std::string sql;
+  std::string_view rows;
+};
+
 class PgConn {
  public:
   // `schema` is the PostgreSQL schema every statement runs in (search_path); `application_name`
@@ -78,10 +85,9 @@ class PgConn {
   // Runs the statements in one round trip and one transaction: sent in libpq's pipeline mode
   // before one Sync, they commit together at it, or none does. A result per statement.
   std::vector<PgResult> ExecAll(const std::vector<PgStatement>& statements);
-  // ExecAll after a COPY: `copy_sql` (a COPY ... FROM STDIN) reads `copy_data` (COPY's text
-  // format), then the statements run, all in one transaction that commits at the end or not at
-  // all. A result per statement.
-  std::vector<PgResult> CopyThenExecAll(const std::string& copy_sql, const std::string& copy_data,
+  // ExecAll after COPYs: each copy reads its rows, then the statements run, all in one
+  // transaction that commits at the end or not at all. A result per statement.
+  std::vector<PgResult> CopyThenExecAll(const std::vector<PgCopy>& copies,
                                         const std::vector<PgStatement>& statements);
   // Counts the connections made: a new one has none of the last one's temporary tables.
   uint64_t generation() const { return generation_; }

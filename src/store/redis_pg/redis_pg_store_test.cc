@@ -799,15 +799,16 @@ TEST(RedisPgStore, PgCopyThenExecAllCommitsEverythingOrNothing) {
   const std::string copy = "COPY " + table + " (k, n) FROM STDIN";
   const std::string count = "SELECT count(*) FROM " + table;
   const std::string duplicate = "INSERT INTO " + table + " VALUES ('a', 9)";
-  EXPECT_THROW(pg.CopyThenExecAll(copy, "a\t1\nb\t2\n", {{duplicate, {}}}), redis_pg::PgError);
+  EXPECT_THROW(pg.CopyThenExecAll({{copy, "a\t1\nb\t2\n"}}, {{duplicate, {}}}), redis_pg::PgError);
   EXPECT_EQ(pg.Exec(count).Text(0, 0), "0");
   try {
-    pg.CopyThenExecAll(copy, "c\tnot a number\n", {});
+    pg.CopyThenExecAll({{copy, "c\t3\n"}, {copy, "e\tnot a number\n"}}, {});
     ADD_FAILURE() << "a row COPY cannot read was taken";
   } catch (const redis_pg::PgError& e) {
     EXPECT_TRUE(e.refused_data()) << e.sqlstate();
   }
-  auto results = pg.CopyThenExecAll(copy, "tab\\there\t1\nd\t2\n", {{count, {}}});
+  // Two copies, then a statement that sees both.
+  auto results = pg.CopyThenExecAll({{copy, "tab\\there\t1\n"}, {copy, "d\t2\n"}}, {{count, {}}});
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].Text(0, 0), "2");  // the statement sees the copied rows
   EXPECT_EQ(pg.Exec(count).Text(0, 0), "2");

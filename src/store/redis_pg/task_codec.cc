@@ -100,30 +100,28 @@ void AppendCopyValue(std::string& out, const boost::json::value* v) {
   } else if (v->is_int64()) {
     out += std::to_string(v->get_int64());
   } else {
-    throw std::runtime_error("a task column holds neither text, a number nor a flag");
+    throw std::runtime_error("a record column holds neither text, a number nor a flag");
   }
 }
 
-// The names in kPgTaskColumns, in order.
-const std::vector<std::string>& TaskColumnNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    std::string_view all = kPgTaskColumns;
-    while (!all.empty()) {
-      const size_t comma = all.find(',');
-      std::string_view name = all.substr(0, comma);
-      while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
-      out.emplace_back(name);
-      all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
-    }
-    return out;
-  }();
-  return names;
+// The names of a column list ("a, b, c"), in order.
+std::vector<std::string> ColumnNames(std::string_view all) {
+  std::vector<std::string> out;
+  while (!all.empty()) {
+    const size_t comma = all.find(',');
+    std::string_view name = all.substr(0, comma);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    out.emplace_back(name);
+    all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
+  }
+  return out;
 }
 
-void AppendCopyRow(std::string& out, const boost::json::object& row) {
+// One line of COPY text: the row's values for `columns`, absent ones \N.
+void AppendCopyRow(std::string& out, const boost::json::object& row,
+                   const std::vector<std::string>& columns) {
   bool first = true;
-  for (const std::string& column : TaskColumnNames()) {
+  for (const std::string& column : columns) {
     if (!first) out += '\t';
     first = false;
     AppendCopyValue(out, row.if_contains(column));
@@ -338,6 +336,12 @@ core::Task TaskFromRow(const PgResult& r, int row) {
 
 const char* const kPgAttemptColumns =
     "attempt, worker_id, started_at, finished_at, outcome, error, http_status, response_excerpt";
+const char* const kPgStateColumns =
+    "task_id, ver, status, retry_count, attempts, updated_at, next_attempt_at, last_error, "
+    "result, deduplicated, fast_retries_used, in_fast_retry";
+const char* const kPgAttemptRowColumns =
+    "task_id, attempt, worker_id, started_at, finished_at, outcome, error, http_status, "
+    "response_excerpt";
 
 core::Attempt AttemptFromRow(const PgResult& r, int row) {
   core::Attempt a;
@@ -431,25 +435,24 @@ RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries) {
       if (slot.empty() || slot.at("n_deliveries").as_int64() <= n) slot = std::move(o);
     }
   }
+  static const std::vector<std::string> task_columns = ColumnNames(kPgTaskColumns);
+  static const std::vector<std::string> state_columns = ColumnNames(kPgStateColumns);
+  static const std::vector<std::string> attempt_columns = ColumnNames(kPgAttemptRowColumns);
   RecordBatch batch;
-  boost::json::array sa;
   for (auto& [id, slot] : tasks) {
     if (slot.second.contains("payload")) {
-      AppendCopyRow(batch.tasks_copy, slot.second);
+      AppendCopyRow(batch.tasks_copy, slot.second, task_columns);
       ++batch.tasks;
     } else {
-      sa.push_back(std::move(slot.second));
+      AppendCopyRow(batch.states_copy, slot.second, state_columns);
+      ++batch.states;
     }
   }
-  boost::json::array aa;
-  for (auto& [key, o] : attempts) aa.push_back(std::move(o));
+  for (auto& [key, o] : attempts) AppendCopyRow(batch.attempts_copy, o, attempt_columns);
+  batch.attempts = attempts.size();
   boost::json::array ea;
   for (auto& [key, o] : events) ea.push_back(std::move(o));
-  batch.states = sa.size();
-  batch.attempts = aa.size();
   batch.events = ea.size();
-  batch.states_json = boost::json::serialize(sa);
-  batch.attempts_json = boost::json::serialize(aa);
   batch.events_json = boost::json::serialize(ea);
   return batch;
 }

@@ -65,15 +65,22 @@ core::Task TaskFromRow(const PgResult& r, int row);
 extern const char* const kPgAttemptColumns;
 core::Attempt AttemptFromRow(const PgResult& r, int row);
 
+// The columns of a state row (a task's columns that change after creation) and of an attempt
+// row, in the order of their COPY text.
+extern const char* const kPgStateColumns;
+extern const char* const kPgAttemptRowColumns;
+
 // The outbox entries of one flush for PostgreSQL: the newest version of each task (a full row
 // when the batch holds its full record, else the state columns of its newest change), each
-// finished attempt, and each event. Full rows go by COPY (PostgreSQL reads its text format at
-// about a third of what json_populate_recordset costs a row); the rest as JSON arrays for
-// json_populate_recordset.
+// finished attempt, and each event. Task, state and attempt rows go by COPY (PostgreSQL reads
+// its text format at about a third of what json_populate_recordset costs a row); events, rare,
+// as a JSON array for json_populate_recordset.
 struct RecordBatch {
-  std::string tasks_copy;   // full rows in COPY's text format, columns as kPgTaskColumns
-  std::string states_json;  // rows with task_id, ver and the state columns only
-  std::string attempts_json;
+  // Rows in COPY's text format: full task rows (kPgTaskColumns), state rows (kPgStateColumns),
+  // attempts (kPgAttemptRowColumns).
+  std::string tasks_copy;
+  std::string states_copy;
+  std::string attempts_copy;
   std::string events_json;  // the latest copy of each event (the one with most deliveries)
   size_t tasks = 0;
   size_t states = 0;
