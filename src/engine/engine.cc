@@ -12,10 +12,11 @@ using core::Task;
 
 Engine::Engine(asio::any_io_executor executor, store::Store& store, const core::Clock& clock,
                core::Random& random, core::Metrics& metrics, EngineConfig config)
-    : config_(std::move(config)),
-      impl_(std::make_shared<Impl>(executor, store, clock, random, metrics, config_)) {}
+    : impl_(std::make_shared<Impl>(executor, store, clock, random, metrics, std::move(config))) {}
 
 Engine::~Engine() { impl_->Stop(); }
+
+const EngineConfig& Engine::config() const { return impl_->config(); }
 
 void Engine::Start(Callback<Unit> done) { impl_->Start(std::move(done)); }
 void Engine::Stop() { impl_->Stop(); }

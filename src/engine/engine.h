@@ -132,11 +132,10 @@ class Engine {
   // The timer calls it; tests call it after moving a FakeClock.
   void RunDueWork(Callback<Unit> done);
 
-  const EngineConfig& config() const { return config_; }
+  const EngineConfig& config() const;
 
  private:
   class Impl;
-  EngineConfig config_;
   std::shared_ptr<Impl> impl_;
 };
 

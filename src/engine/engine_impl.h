@@ -28,19 +28,20 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
   };
 
   Impl(asio::any_io_executor executor, store::Store& store, const core::Clock& clock,
-       core::Random& random, core::Metrics& metrics, const EngineConfig& config)
+       core::Random& random, core::Metrics& metrics, EngineConfig config)
       : strand_(asio::make_strand(executor)),
         store_(store),
         clock_(clock),
         random_(random),
         metrics_(metrics),
-        config_(config),
+        config_(std::move(config)),
         waiters_(executor),
         timer_(strand_) {
     metric::DescribeTaskMetrics(metrics_);
   }
 
   void Start(Callback<Unit> done);
+  const EngineConfig& config() const { return config_; }
 
   void Stop() {
     stopped_ = true;
@@ -114,7 +115,8 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
   const core::Clock& clock_;
   core::Random& random_;
   core::Metrics& metrics_;
-  const EngineConfig& config_;
+  // Its own: handlers posted before the Engine was destroyed still run, and read it.
+  const EngineConfig config_;
   SchemaRegistry schemas_;
   LeaseWaiters waiters_;
   std::atomic<bool> stopped_{false};
