@@ -173,8 +173,8 @@ void Backend::LoadScripts() {
   scripts_generation_ = redis_.generation();
 }
 
-std::vector<RedisReply> Backend::Pipeline(const std::vector<RedisCall>& calls) {
-  Send(calls);
+std::vector<RedisReply> Backend::Pipeline(std::vector<RedisCall> calls) {
+  Send(std::move(calls));
   return Receive();
 }
 

@@ -74,7 +74,7 @@ class Backend {
   const std::string& origin() const { return consumer_; }
 
   // Runs calls pipelined (one write, then the replies in order). Throws RedisIoError.
-  std::vector<RedisReply> Pipeline(const std::vector<RedisCall>& calls);
+  std::vector<RedisReply> Pipeline(std::vector<RedisCall> calls);
   RedisReply Call(const RedisCall& call) { return std::move(Pipeline({call}).front()); }
   // Pipeline in two halves: Send writes the calls, Receive reads their replies, so the store
   // thread can parse one batch's replies while Redis runs the next. One Send at a time, and no

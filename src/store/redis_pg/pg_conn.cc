@@ -254,10 +254,10 @@ void PgConn::Fail(const PGresult* r) {
   if (why.empty()) why = OneLine(PQerrorMessage(conn_));
   std::string sqlstate = r != nullptr ? SqlState(r) : "";
   std::string primary = r != nullptr ? PrimaryMessage(r) : "";
-  healthy_ = PQstatus(conn_) == CONNECTION_OK;
-  if (!healthy_) {
+  if (PQstatus(conn_) != CONNECTION_OK) {
     PQfinish(conn_);
     conn_ = nullptr;
+    healthy_ = false;
   }
   throw PgError("postgresql: " + why, sqlstate, primary);
 }
@@ -277,17 +277,7 @@ PgResult PgConn::Exec(const std::string& sql,
   }
   PgResult result(raw);
   ExecStatusType status = PQresultStatus(raw);
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    std::string why = OneLine(raw != nullptr ? PQresultErrorMessage(raw) : PQerrorMessage(conn_));
-    std::string sqlstate = raw != nullptr ? SqlState(raw) : "";
-    std::string primary = raw != nullptr ? PrimaryMessage(raw) : "";
-    if (PQstatus(conn_) != CONNECTION_OK) {
-      PQfinish(conn_);
-      conn_ = nullptr;
-      healthy_ = false;
-    }
-    throw PgError("postgresql: " + why, sqlstate, primary);
-  }
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) Fail(raw);
   healthy_ = true;
   return result;
 }

@@ -95,8 +95,8 @@ class PgConn {
   bool healthy() const { return healthy_; }
 
  private:
-  // Throws the PgError of a failed step (`r`'s error, else the connection's); a broken
-  // connection is dropped.
+  // Throws the PgError of a failed statement or step (`r`'s error, else the connection's); a
+  // broken connection is dropped.
   [[noreturn]] void Fail(const PGresult* r);
 
   std::string url_;

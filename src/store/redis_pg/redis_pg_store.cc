@@ -517,8 +517,10 @@ class RedisPgStore final : public Store {
   // A batch of script calls only is sent now and taken out of `batch`; else nothing happens.
   std::optional<SentBatch> SendIfPipelined(std::deque<std::unique_ptr<Op>>& batch) {
     if (batch.empty()) return std::nullopt;
+    for (const auto& op : batch) {
+      if (!op->settled() && op->Call() == nullptr) return std::nullopt;  // RunBatch's then
+    }
     PipelinedRun run = BuildRun(batch, 0);
-    if (run.end != batch.size()) return std::nullopt;
     SentBatch sent{std::move(batch), {}};
     batch.clear();
     try {
@@ -592,7 +594,7 @@ class RedisPgStore final : public Store {
       PipelinedRun run = BuildRun(batch, i);
       wrote = wrote || run.wrote;
       try {
-        std::vector<RedisReply> replies = backend_->Pipeline(run.calls);
+        std::vector<RedisReply> replies = backend_->Pipeline(std::move(run.calls));
         Distribute(batch, run, replies);
       } catch (const std::exception& e) {
         Abort(batch, run, e.what());
