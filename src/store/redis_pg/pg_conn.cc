@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 
@@ -225,22 +226,56 @@ std::vector<PgResult> PgConn::CopyThenExecAll(const std::vector<PgCopy>& copies,
       PQclear(PQexec(conn_, "ROLLBACK"));
     }
   };
-  Exec("BEGIN");
-  try {
-    for (const PgCopy& copy : copies) {
-      PgResult started(PQexec(conn_, copy.sql.c_str()));
-      if (PQresultStatus(started.get()) != PGRES_COPY_IN) Fail(started.get());
-      if (PQputCopyData(conn_, copy.rows.data(), static_cast<int>(copy.rows.size())) != 1 ||
+  // One simple query holds BEGIN, the COPYs and, when none takes parameters, the statements
+  // and the COMMIT: the server starts each COPY as the last one ends, so the whole transaction
+  // costs a round trip per COPY and one more, not a round trip per step (each waits for a
+  // process to be scheduled on a busy machine, and submits wait for this commit).
+  const bool inline_statements =
+      std::all_of(statements.begin(), statements.end(),
+                  [](const PgStatement& st) { return st.params.empty(); });
+  std::string query = "BEGIN";
+  for (const PgCopy& copy : copies) query += ";\n" + copy.sql;
+  if (inline_statements) {
+    for (const PgStatement& st : statements) query += ";\n" + st.sql;
+    query += ";\nCOMMIT";
+  }
+  EnsureConnected();
+  if (PQsendQuery(conn_, query.c_str()) != 1) Fail(nullptr);
+  std::vector<PgResult> results;  // BEGIN's, each COPY's, then the inline statements' and COMMIT's
+  std::optional<PgResult> failed;
+  size_t next_copy = 0;
+  while (PGresult* raw = PQgetResult(conn_)) {
+    PgResult result(raw);
+    const ExecStatusType status = PQresultStatus(raw);
+    if (status == PGRES_COPY_IN) {
+      // A COPY the query did not name cannot happen; end it rather than hang.
+      const std::string_view rows = next_copy < copies.size() ? copies[next_copy].rows : "";
+      ++next_copy;
+      if (PQputCopyData(conn_, rows.data(), static_cast<int>(rows.size())) != 1 ||
           PQputCopyEnd(conn_, nullptr) != 1) {
         Fail(nullptr);
       }
-      PgResult copied(PQgetResult(conn_));
-      while (PGresult* end = PQgetResult(conn_)) PQclear(end);
-      if (PQresultStatus(copied.get()) != PGRES_COMMAND_OK) Fail(copied.get());
+    } else if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      if (!failed) failed = std::move(result);  // the rest of the query is skipped
+    } else {
+      results.push_back(std::move(result));
     }
+  }
+  if (failed) {
+    roll_back();
+    Fail(failed->get());
+  }
+  if (PQstatus(conn_) != CONNECTION_OK) Fail(nullptr);
+  if (inline_statements) {
+    results.erase(results.begin(), results.begin() + 1 + static_cast<long>(copies.size()));
+    results.pop_back();  // COMMIT's
+    healthy_ = true;
+    return results;
+  }
+  try {
     std::vector<PgStatement> all = statements;
     all.push_back({"COMMIT", {}});
-    std::vector<PgResult> results = ExecAll(all);
+    results = ExecAll(all);
     results.pop_back();
     return results;
   } catch (const PgError&) {

@@ -85,8 +85,9 @@ class PgConn {
   // Runs the statements in one round trip and one transaction: sent in libpq's pipeline mode
   // before one Sync, they commit together at it, or none does. A result per statement.
   std::vector<PgResult> ExecAll(const std::vector<PgStatement>& statements);
-  // ExecAll after COPYs: each copy reads its rows, then the statements run, all in one
-  // transaction that commits at the end or not at all. A result per statement.
+  // COPYs, then the statements, in one transaction that commits at the end or not at all: each
+  // copy reads its rows, then the statements run. A result per statement. Statements without
+  // parameters go in the COPYs' query, so it all takes a round trip per COPY and one more.
   std::vector<PgResult> CopyThenExecAll(const std::vector<PgCopy>& copies,
                                         const std::vector<PgStatement>& statements);
   // Counts the connections made: a new one has none of the last one's temporary tables.

@@ -814,6 +814,14 @@ TEST(RedisPgStore, PgCopyThenExecAllCommitsEverythingOrNothing) {
   EXPECT_EQ(pg.Exec(count).Text(0, 0), "2");
   // COPY's escape \t is a tab in the row.
   EXPECT_EQ(pg.Exec("SELECT n FROM " + table + " WHERE k = $1", {"tab\there"}).Text(0, 0), "1");
+  // A statement with parameters (the events' upsert) runs after the copies in the same
+  // transaction: when it fails, the copied row goes with it; when it succeeds, both stay.
+  const std::string insert = "INSERT INTO " + table + " VALUES ($1, 5)";
+  EXPECT_THROW(pg.CopyThenExecAll({{copy, "f\t4\n"}}, {{insert, {"d"}}}), redis_pg::PgError);
+  EXPECT_EQ(pg.Exec(count).Text(0, 0), "2");
+  results = pg.CopyThenExecAll({{copy, "f\t4\n"}}, {{insert, {"g"}}, {count, {}}});
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1].Text(0, 0), "4");
   EXPECT_TRUE(pg.healthy());
   pg.Exec("DROP TABLE " + table);
 }
