@@ -768,6 +768,51 @@ TEST(RedisPgStore, AnOutboxEntryPostgresqlRefusesIsSetAsideAndWorkGoesOn) {
   store.Close();
 }
 
+// A change applies to its task's row when that row is older, never to a newer one; a change
+// whose task has no row yet (its full record is in another process's copy) stays in the
+// outbox for a later flush rather than being lost.
+TEST(RedisPgStore, AChangeWaitsForItsTasksRowAndNeverOverwritesANewerOne) {
+  std::string ns;
+  auto own = OpenOwn("state-rows", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  for (const char* id : {"older", "newer"}) {
+    ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
+        [&](auto done) { store.Submit({TestSpec(id)}, kT0, done); }));
+  }
+  redis_pg::RedisConn admin = AdminRedis();
+  const std::string outbox = "madeira:" + ns + ":outbox";
+  auto state = [](const std::string& id, int ver, const std::string& status) {
+    return R"(["kind","state","id",")" + id + R"(","ver",")" + std::to_string(ver) +
+           R"(","status",")" + status + R"(","attempts","1","updated","5"])";
+  };
+  // The rows hold ver 1 (the submits): "older" gets ver 7; "newer" is first set to ver 9, and
+  // a stale ver 3 in a later entry leaves it at 9; "early" has no row at all.
+  admin.Command({"XADD", outbox, "*", "j",
+                 "[" + state("older", 7, "running") + "," + state("newer", 9, "running") + "]"});
+  const std::string early_entry =
+      admin.Command({"XADD", outbox, "*", "j", "[" + state("early", 2, "running") + "]"}).str;
+  admin.Command({"XADD", outbox, "*", "j", "[" + state("newer", 3, "pending") + "]"});
+  // A submit is answered once every entry written before it is copied.
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
+      [&](auto done) { store.Submit({TestSpec("after")}, kT0, done); }));
+  redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns);
+  auto row = [&](const std::string& id) {
+    redis_pg::PgResult r = pg.Exec("SELECT ver, status FROM tasks WHERE task_id = $1", {id});
+    return r.Rows() == 0 ? std::string("none") : r.Text(0, 0) + " " + r.Text(0, 1);
+  };
+  EXPECT_EQ(row("older"), "7 running");
+  EXPECT_EQ(row("newer"), "9 running");
+  EXPECT_EQ(row("early"), "none");
+  // Once the store has closed (and sent the XACK a flush otherwise leaves for the next read),
+  // only the entry of "early" is still pending, for a later flush.
+  store.Close();
+  redis_pg::RedisReply pending = admin.Command({"XPENDING", outbox, "pg", "-", "+", "100"});
+  std::vector<std::string> ids;
+  for (const redis_pg::RedisReply& p : pending.elements) ids.push_back(p.elements.at(0).str);
+  EXPECT_EQ(ids, std::vector<std::string>{early_entry});
+}
+
 // The recorder's copy is one pipelined transaction: every statement commits, or none does,
 // and a later statement sees the rows of an earlier one (a state update, its task's insert).
 TEST(RedisPgStore, PgExecAllCommitsEveryStatementOrNone) {
