@@ -328,7 +328,8 @@ void ReadRetry(const Reader& r, const toml::table& retry, ServeConfig& cfg) {
 void ReadRoot(const Reader& r, const toml::table& root, ServeConfig& cfg) {
   r.CheckKeys(root, "",
               {"listen", "data_dir", "store", "redis_url", "database_url", "allow_volatile_redis",
-               "namespace", "role", "auth", "sources", "limits", "retry", "delivery"});
+               "namespace", "role", "ended_claims_retention", "auth", "sources", "limits", "retry",
+               "delivery"});
   if (auto v = r.String(root, "", "listen")) cfg.listen = *v;
   if (auto v = r.String(root, "", "data_dir")) cfg.data_dir = *v;
   if (auto v = r.String(root, "", "store")) cfg.store = *v;
@@ -337,6 +338,7 @@ void ReadRoot(const Reader& r, const toml::table& root, ServeConfig& cfg) {
   if (auto v = r.Bool(root, "", "allow_volatile_redis")) cfg.allow_volatile_redis = *v;
   if (auto v = r.String(root, "", "namespace")) cfg.name_space = *v;
   if (auto v = r.String(root, "", "role")) cfg.role = *v;
+  if (auto v = r.Duration(root, "", "ended_claims_retention")) cfg.ended_claims_retention = *v;
   if (const toml::table* auth = r.Table(root, "", "auth")) {
     r.CheckKeys(*auth, "auth", {"tokens"});
     ReadTokens(r, *auth, cfg);

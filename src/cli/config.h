@@ -45,7 +45,9 @@ struct ServeConfig {
   // "madeira_<ns>"); empty = "madeira:" and "madeira". a-z, 0-9 and _ only.
   std::string name_space;
   std::string role = "all";  // all | api | scheduler | deliverer
-  std::string config_file;   // the file that was read, empty when none
+  // redis-pg: how long Redis keeps the ids of ended tasks (older ones: PostgreSQL).
+  core::Millis ended_claims_retention = 3'600'000;
+  std::string config_file;  // the file that was read, empty when none
 
   std::vector<TokenConfig> tokens;
   std::vector<SourceConfig> sources;

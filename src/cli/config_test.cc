@@ -56,6 +56,7 @@ TEST(ConfigTest, DefaultsWithoutAnything) {
   EXPECT_EQ(cfg->limits.max_payload_bytes, 65536u);
   EXPECT_EQ(cfg->limits.max_depth, 5);
   EXPECT_EQ(cfg->idempotency_ttl, 24LL * 3600 * 1000);
+  EXPECT_EQ(cfg->ended_claims_retention, 3600LL * 1000);
   EXPECT_EQ(cfg->webhook_retry.initial, 60'000);
 }
 
@@ -67,6 +68,7 @@ store = "sqlite"
 redis_url = "redis://localhost"
 database_url = "postgres://localhost/m"
 role = "api"
+ended_claims_retention = "6h"
 
 [[auth.tokens]]
 name = "orders-service"
@@ -113,6 +115,7 @@ allow_private_targets = true
   ASSERT_TRUE(cfg.has_value()) << cfg.error().message;
   EXPECT_EQ(cfg->listen, "127.0.0.1:9090");
   EXPECT_EQ(cfg->role, "api");
+  EXPECT_EQ(cfg->ended_claims_retention, 6LL * 3600 * 1000);
   ASSERT_EQ(cfg->tokens.size(), 2u);
   EXPECT_EQ(cfg->tokens[0].sha256_hex, Sha256Hex("s3cret"));
   EXPECT_EQ(cfg->tokens[0].scopes, std::vector<std::string>{"producer"});
@@ -265,6 +268,7 @@ TEST(ConfigTest, RangesAreChecked) {
   EXPECT_THAT(ErrorOf("[retry.default]\ninitial = \"10m\"\nmax = \"1m\""),
               HasSubstr("retry.default.max"));
   EXPECT_THAT(ErrorOf("[retry.\"Bad Name\"]\ninitial = \"1s\""), HasSubstr("Bad Name"));
+  EXPECT_THAT(ErrorOf("ended_claims_retention = \"0s\""), HasSubstr("ended_claims_retention"));
 }
 
 TEST(ConfigTest, SyntaxErrorIsOneLineWithLocation) {

@@ -17,6 +17,7 @@ store::RedisPgOptions RedisPgOptionsOf(const ServeConfig& cfg) {
   o.database_url = cfg.database_url;
   o.allow_volatile_redis = cfg.allow_volatile_redis;
   o.name_space = cfg.name_space;
+  o.ended_claims_retention = cfg.ended_claims_retention;
   return o;
 }
 

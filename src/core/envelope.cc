@@ -265,6 +265,7 @@ Result<TaskSpec> ParseEnvelope(const json::value& envelope, const EnvelopeLimits
     spec.task_id = v->get_string();
   } else {
     spec.task_id = MakeUuidV7(now, random);
+    spec.id_made_here = true;
   }
 
   const json::value& task_type = obj->at("task_type");

@@ -81,6 +81,7 @@ TEST(Envelope, MinimalBodyGetsEveryDefault) {
   EXPECT_FALSE(spec.idempotency_key.has_value());
   EXPECT_EQ(spec.task_id.size(), 36u);
   EXPECT_EQ(spec.task_id.substr(0, 14), "01993717-54e0-");  // UUIDv7 of kNow
+  EXPECT_TRUE(spec.id_made_here);
   EXPECT_EQ(spec.trace_id.size(), 32u);
   EXPECT_EQ(spec.content_hash.size(), 64u);
 }
@@ -94,6 +95,7 @@ TEST(Envelope, SpecExampleIsAcceptedAsSent) {
     "retry_count": 0, "priority": 100, "trace_id": "trace-7a8b9c",
     "idempotency_key": "order.close:202509110001"})");
   EXPECT_EQ(spec.task_id, "b3e1d5a8-7f20-4f1b-ae7d-1234567890ab");
+  EXPECT_FALSE(spec.id_made_here);
   EXPECT_EQ(spec.queue, "orders");
   EXPECT_EQ(spec.payload, R"({"order_id":202509110001,"store_id":"S10086"})");
   EXPECT_EQ(spec.schedule_time, kNow + 60'000);

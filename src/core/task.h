@@ -37,6 +37,8 @@ struct TaskSpec {
   std::optional<std::string> idempotency_key;
   // Hash of what the producer sent (server-made fields excluded), for duplicate-vs-conflict.
   std::string content_hash;
+  // task_id was made by this server (a fresh UUIDv7), not sent: no earlier task holds it.
+  bool id_made_here = false;
 };
 
 // A task as read back: the spec plus its state.

@@ -430,8 +430,52 @@ void Backend::TrimOutbox() {
       if (g["name"] == "pg") bound = g["last-delivered-id"];
     }
   }
-  if (bound.empty() || bound == "0-0") return;
-  Call({std::nullopt, {"XTRIM", stream, "MINID", "~", bound}});
+  const bool bound_read = r[0].IsError() || r[0].elements.size() < 2 || r[0].elements[1].IsNil();
+  std::vector<RedisCall> calls;
+  if (!bound.empty() && bound != "0-0") {
+    calls.push_back({std::nullopt, {"XTRIM", stream, "MINID", "~", bound}});
+  }
+  if (clock_ != nullptr) {
+    calls.push_back({Script::kRotateEnded,
+                     {Num(clock_->Now()), Num(ended_retention_), bound.empty() ? "0-0" : bound,
+                      bound_read ? "1" : "0"}});
+  }
+  if (calls.empty()) return;
+  std::vector<RedisReply> replies = Pipeline(std::move(calls));
+  const RedisReply& rotated = replies.back();
+  if (clock_ == nullptr) return;
+  if (rotated.IsError()) throw RedisIoError("redis: rotating the ended id claims: " + rotated.str);
+  if (rotated.elements.size() >= 2) {
+    if (rotated.elements[0].integer == 1) ended_checked_->store(true);
+    if (rotated.elements[1].integer > 0) {
+      core::Log(core::LogLevel::kInfo,
+                "redis-pg: id claims of tasks ended over a retention ago left redis (postgresql "
+                "keeps them)",
+                {{"claims", std::to_string(rotated.elements[1].integer)}});
+    }
+  }
+}
+
+bool Backend::EndedClaimsChecked() {
+  RedisReply r = Call({std::nullopt, {"HGET", prefix_ + "ended:gen", "checked"}});
+  if (r.IsError()) throw RedisIoError("redis: HGET: " + r.str);
+  return !r.IsNil() && r.str == "1";
+}
+
+std::map<std::string, std::string> Backend::RecordedIds(const std::vector<std::string>& ids) {
+  std::map<std::string, std::string> out;
+  if (ids.empty()) return out;
+  std::string list;  // task ids hold no newline (the envelope's id alphabet; UUIDs)
+  for (const std::string& id : ids) {
+    if (!list.empty()) list += '\n';
+    list += id;
+  }
+  PgResult r = pg_.Exec(
+      "SELECT task_id, status, content_hash FROM tasks WHERE task_id = ANY "
+      "(string_to_array($1, E'\\n'))",
+      {list});
+  for (int i = 0; i < r.Rows(); ++i) out[r.Text(i, 0)] = r.Text(i, 1) + "\t" + r.Text(i, 2);
+  return out;
 }
 
 std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {

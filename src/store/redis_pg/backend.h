@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -19,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "store/redis_pg/pg_conn.h"
@@ -59,9 +61,10 @@ class Backend {
   core::Result<Unit> Start(bool allow_volatile, bool check_lost_data = true);
 
   // `madeira recover`: writes back into Redis every non-terminal task PostgreSQL recorded
-  // (running ones as pending), the id claims of ended tasks, succeeded idempotency keys younger
-  // than idempotency_ttl, every event, and the counters; never over what Redis still has.
-  Result<RecoverReport> Recover(Millis now, Millis idempotency_ttl);
+  // (running ones as pending), the id claims of tasks ended within ended_claims_retention,
+  // succeeded idempotency keys younger than idempotency_ttl, every event, and the counters;
+  // never over what Redis still has.
+  Result<RecoverReport> Recover(Millis now, Millis idempotency_ttl, Millis ended_claims_retention);
   // The addresses of the other connections named like this backend's (another `madeira serve`
   // of the same namespace: its store, recorder and wake-up connections), from CLIENT LIST.
   std::vector<std::string> OtherConnectionsOfThisNamespace();
@@ -91,6 +94,20 @@ class Backend {
   // Sends the acknowledgement the last FlushOutbox left for the next one's first read (before
   // closing: entries left pending are copied again by another process after 5 s).
   void SendDeferredAck();
+
+  // Makes every outbox trim also rotate the id claims of ended tasks (kRotateEnded) by `clock`
+  // and `retention`, and keep `checked` at what Redis says: whether a claim may have left Redis,
+  // so that submits must look their ids up in PostgreSQL (RecordedIds). For the recorder.
+  void RotateEndedClaims(core::Millis retention, const core::Clock* clock,
+                         std::atomic<bool>* checked) {
+    ended_retention_ = retention;
+    clock_ = clock;
+    ended_checked_ = checked;
+  }
+  // Whether Redis says a claim may have left it (P ended:gen checked). Throws RedisIoError.
+  bool EndedClaimsChecked();
+  // What PostgreSQL holds of these task ids: id -> "status\tcontent_hash". Throws PgError.
+  std::map<std::string, std::string> RecordedIds(const std::vector<std::string>& ids);
 
   // Makes this backend read the outbox as `other`'s consumer, so that each sees (and may copy
   // again, harmlessly) the entries the other has read but not yet acknowledged: a read path
@@ -160,6 +177,10 @@ class Backend {
   uint64_t record_tables_generation_ = 0;  // the PostgreSQL connection kRecordTables ran on
   std::vector<RedisCall> sent_;         // what Send wrote and Receive has not read the replies of
   std::optional<RedisCall> ack_later_;  // the last copy's XACK, sent with the next read
+  // RotateEndedClaims: none (nullptr) on backends that do not rotate.
+  core::Millis ended_retention_ = 0;
+  const core::Clock* clock_ = nullptr;
+  std::atomic<bool>* ended_checked_ = nullptr;
 };
 
 }  // namespace madeira::store::redis_pg

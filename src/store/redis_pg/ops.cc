@@ -34,18 +34,40 @@ RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now) {
   const std::string at = Num(now);
   for (const core::TaskSpec& t : tasks) {
     call.args.push_back(at);
+    call.args.push_back(t.id_made_here ? "0" : "-");  // a fresh UUIDv7: nothing to ask
     AppendTaskArgs(call.args, t, now);
   }
   return call;
 }
 
+std::vector<std::string> SubmitIds(const RedisCall& submit) {
+  std::vector<std::string> ids;
+  for (size_t i = 0; i + kSubmitArgsPerTask <= submit.args.size(); i += kSubmitArgsPerTask) {
+    if (submit.args[i + 1] == "-") ids.push_back(submit.args[i + 2]);
+  }
+  return ids;
+}
+
+void RecordedIdsInto(RedisCall& submit, const std::map<std::string, std::string>& recorded) {
+  for (size_t i = 0; i + kSubmitArgsPerTask <= submit.args.size(); i += kSubmitArgsPerTask) {
+    if (submit.args[i + 1] != "-") continue;
+    auto it = recorded.find(submit.args[i + 2]);
+    submit.args[i + 1] = it == recorded.end() ? "0" : "+" + it->second;
+  }
+}
+
 Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>& tasks,
-                                               const RedisReply& r) {
+                                               const RedisReply& r, bool* recheck) {
   if (r.IsError()) return ScriptError(r);
   std::vector<SubmitOutcome> out;
   for (size_t i = 0; i < r.elements.size() && i < tasks.size(); ++i) {
     const RedisReply& e = r.elements[i];
     const std::string& kind = e.elements.at(0).str;
+    if (kind == "recheck") {
+      *recheck = true;
+      return MakeError(ErrorCode::kUnavailable,
+                       "redis-pg: task ids must be looked up in postgresql too; submit again");
+    }
     SubmitKind k = kind == "created"     ? SubmitKind::kCreated
                    : kind == "duplicate" ? SubmitKind::kDuplicate
                                          : SubmitKind::kConflict;
@@ -181,7 +203,9 @@ void AppendTaskArgs(std::vector<std::string>& args, const core::TaskSpec& t, Mil
 }
 
 // [event fields, [[endpoint, task_id, status], ...]]
-StoredEvent StoredEventFrom(const RedisReply& r) {
+// A delivery whose task Redis no longer knows (it ended and its claim left Redis) says
+// 'unknown': its index goes to *unknown, for the caller to read from PostgreSQL.
+StoredEvent StoredEventFrom(const RedisReply& r, std::vector<size_t>* unknown) {
   Fields f = FieldsFromFlat(r.elements.at(0));
   StoredEvent stored;
   EventRecord& e = stored.event;
@@ -193,8 +217,13 @@ StoredEvent StoredEventFrom(const RedisReply& r) {
   if (auto it = f.find("target"); it != f.end()) e.target_uri = it->second;
   e.received_at = std::stoll(f.at("received"));
   for (const RedisReply& d : r.elements.at(1).elements) {
-    stored.deliveries.push_back(
-        {d.elements.at(0).str, d.elements.at(1).str, StatusOf(d.elements.at(2).str)});
+    const std::string& status = d.elements.at(2).str;
+    if (status == "unknown") {
+      unknown->push_back(stored.deliveries.size());
+      stored.deliveries.push_back({d.elements.at(0).str, d.elements.at(1).str});
+      continue;
+    }
+    stored.deliveries.push_back({d.elements.at(0).str, d.elements.at(1).str, StatusOf(status)});
   }
   return stored;
 }
@@ -214,7 +243,7 @@ RedisCall EventCall(const std::string& mode, const EventRecord& event,
   return call;
 }
 
-Result<EventSubmitOutcome> EventReply(const RedisReply& r) {
+Result<EventSubmitOutcome> EventReply(const RedisReply& r, std::vector<size_t>* unknown) {
   if (r.IsError()) return ScriptError(r);
   const std::string& verdict = r.elements.at(0).str;
   if (verdict == "conflict") {
@@ -222,17 +251,18 @@ Result<EventSubmitOutcome> EventReply(const RedisReply& r) {
                      "task_id");
   }
   if (verdict == "notfound") return MakeError(ErrorCode::kNotFound, "no such event");
-  return EventSubmitOutcome{verdict == "duplicate", StoredEventFrom(r.elements.at(1))};
+  return EventSubmitOutcome{verdict == "duplicate", StoredEventFrom(r.elements.at(1), unknown)};
 }
 
 RedisCall GetEventCall(const std::string& event_id, const std::optional<std::string>& source) {
   return {Script::kGetEvent, {event_id, OptArg(source)}};
 }
 
-Result<StoredEvent> GetEventReply(const std::string& event_id, const RedisReply& r) {
+Result<StoredEvent> GetEventReply(const std::string& event_id, const RedisReply& r,
+                                  std::vector<size_t>* unknown) {
   if (r.IsError()) return ScriptError(r);
   if (r.IsNil()) return MakeError(ErrorCode::kNotFound, "no event " + event_id);
-  return StoredEventFrom(r);
+  return StoredEventFrom(r, unknown);
 }
 
 RedisCall DepthsCall(const std::string& key_prefix) {

@@ -2,6 +2,7 @@
 // The store pipelines these (many in one round trip) on its thread.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,7 +15,7 @@ namespace madeira::store::redis_pg {
 // Calls of the submit and ack scripts queued together are sent as one call (its arguments
 // concatenated; one reply element per task or ack, in order): one script call costs Redis far
 // more than the work of one task. The arguments each task or ack takes; 0 for the other scripts.
-inline constexpr size_t kSubmitArgsPerTask = 11;  // now + the 10 of AppendTaskArgs
+inline constexpr size_t kSubmitArgsPerTask = 12;  // now, known + the 10 of AppendTaskArgs
 inline constexpr size_t kAckArgs = 6;
 inline size_t ArgsPerReplyElement(Script script) {
   if (script == Script::kSubmit) return kSubmitArgsPerTask;
@@ -22,9 +23,15 @@ inline size_t ArgsPerReplyElement(Script script) {
   return 0;
 }
 
+// Made with PostgreSQL not asked about the ids ("-", see kSubmit) but those made here (nothing
+// to ask); SubmitIds lists the ids to ask about, RecordedIdsInto tells the call what it said.
 RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now);
+std::vector<std::string> SubmitIds(const RedisCall& submit);
+void RecordedIdsInto(RedisCall& submit, const std::map<std::string, std::string>& recorded);
+// A reply with a 'recheck' (ids PostgreSQL was not asked about, once it must be) sets *recheck
+// and is an error: the caller submits again, asking.
 Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>& tasks,
-                                               const RedisReply& r);
+                                               const RedisReply& r, bool* recheck);
 
 // Lease ids are made by the caller (unguessable: 128 random bits).
 RedisCall LeaseCall(const LeaseRequest& request, core::Random& random);
@@ -50,9 +57,12 @@ Result<std::optional<Millis>> NextWakeupReply(const RedisReply& r);
 // mode "new" (SubmitEvent) or "add" (AddDeliveries; only source and event_id of `event` used).
 RedisCall EventCall(const std::string& mode, const EventRecord& event,
                     const std::vector<NewDelivery>& deliveries, Millis now);
-Result<EventSubmitOutcome> EventReply(const RedisReply& r);
+// The deliveries whose task Redis no longer knows (ended, its id claim gone from Redis) have
+// their index in *unknown and the status to read from PostgreSQL.
+Result<EventSubmitOutcome> EventReply(const RedisReply& r, std::vector<size_t>* unknown);
 RedisCall GetEventCall(const std::string& event_id, const std::optional<std::string>& source);
-Result<StoredEvent> GetEventReply(const std::string& event_id, const RedisReply& r);
+Result<StoredEvent> GetEventReply(const std::string& event_id, const RedisReply& r,
+                                  std::vector<size_t>* unknown);
 
 RedisCall DepthsCall(const std::string& key_prefix);
 Result<std::vector<DepthRow>> DepthsReply(const RedisReply& r);

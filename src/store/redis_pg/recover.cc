@@ -104,7 +104,8 @@ std::vector<std::string> Backend::OtherConnectionsOfThisNamespace() {
   return others;
 }
 
-Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl) {
+Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl,
+                                       Millis ended_claims_retention) {
   // A serve still running would lease, ack and promote beside the restore, from what the loss
   // left: recover only once every `madeira serve` of the namespace is stopped (as documented).
   if (auto others = OtherConnectionsOfThisNamespace(); !others.empty()) {
@@ -153,13 +154,22 @@ Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl) {
     report.tasks += *done;
   }
 
-  // The id claims of ended tasks: a resubmit of one stays a duplicate (or a conflict).
+  // The id claims of tasks ended within the retention: a resubmit of one stays a duplicate (or
+  // a conflict). Older ones stay in PostgreSQL only, which submits then ask (mode checked).
+  const std::string recent = Num(now - ended_claims_retention);
+  if (pg_.Exec("SELECT 1 FROM tasks WHERE status IN ('succeeded', 'cancelled') AND updated_at <= "
+               "$1 LIMIT 1",
+               {recent})
+          .Rows() > 0) {
+    auto done = restore({"checked"});
+    if (!done) return done.error();
+  }
   for (int64_t after = 0;;) {
     PgResult r = pg_.Exec(
         "SELECT task_id, status, content_hash, seq FROM tasks WHERE status IN ('succeeded', "
-        "'cancelled') AND seq > $1 ORDER BY seq LIMIT " +
+        "'cancelled') AND updated_at > $2 AND seq > $1 ORDER BY seq LIMIT " +
             std::to_string(kRowsPerCall),
-        {Num(after)});
+        {Num(after), recent});
     if (r.Rows() == 0) break;
     std::vector<std::string> args{"ended"};
     for (int i = 0; i < r.Rows(); ++i) {

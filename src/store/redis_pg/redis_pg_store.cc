@@ -70,6 +70,7 @@ class Op {
   virtual ~Op() = default;
   // The one script call of a pipelined operation, else nullptr (then Run is used).
   virtual const RedisCall* Call() const { return nullptr; }
+  virtual RedisCall* MutableCall() { return nullptr; }
   virtual void OnReply(const RedisReply& reply) {}
   virtual void Run(Backend& backend) {}
   virtual void Abort(const core::Error& error) = 0;
@@ -85,10 +86,14 @@ class Op {
   // Makes new tasks: refused while the record (PostgreSQL) cannot be written.
   bool needs_record() const { return needs_record_; }
   void set_needs_record() { needs_record_ = true; }
+  // A submit: its ids are looked up in PostgreSQL too once claims may have left Redis.
+  bool submits_ids() const { return submits_ids_; }
+  void set_submits_ids() { submits_ids_ = true; }
 
  private:
   bool writes_;
   bool needs_record_ = false;
+  bool submits_ids_ = false;
   std::map<std::string, int> ready_now_;
 };
 
@@ -104,6 +109,7 @@ class TypedOp final : public Op {
       : Op(writes), body_(std::move(body)), done_(std::move(done)) {}
 
   const RedisCall* Call() const override { return call_ ? &*call_ : nullptr; }
+  RedisCall* MutableCall() override { return call_ ? &*call_ : nullptr; }
   void OnReply(const RedisReply& reply) override {
     result_.emplace(Guarded<T>([&] { return parse_(reply); }));
   }
@@ -131,14 +137,19 @@ class TypedOp final : public Op {
 class RedisPgStore final : public Store {
  public:
   RedisPgStore(std::unique_ptr<Backend> backend, std::unique_ptr<Backend> recorder,
-               std::string key_prefix, std::string client_name, core::Millis change_resync)
+               std::string key_prefix, std::string client_name, const RedisPgOptions& options,
+               bool ids_checked)
       : backend_(std::move(backend)),
         recorder_(std::move(recorder)),
         prefix_(std::move(key_prefix)),
-        change_resync_(std::chrono::milliseconds(change_resync)),
+        change_resync_(std::chrono::milliseconds(options.change_resync)),
+        clock_(options.clock),
+        ids_checked_(ids_checked),
         subscriber_(backend_->redis_endpoint(), backend_->io_timeout(), client_name + ":wake"),
         interrupt_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     recorder_->ShareConsumerWith(*backend_);
+    recorder_->RotateEndedClaims(options.ended_claims_retention,
+                                 clock_ != nullptr ? clock_ : &system_clock_, &ids_checked_);
     thread_ = std::thread([this] { Loop(); });
     recorder_thread_ = std::thread([this] { RecordLoop(); });
     subscriber_thread_ = std::thread([this] { SubscribeLoop(); });
@@ -152,10 +163,25 @@ class RedisPgStore final : public Store {
     for (const core::TaskSpec& t : tasks) {
       if (t.schedule_time <= now) ++ready[t.queue];
     }
-    Pipelined<std::vector<SubmitOutcome>>(
+    // Answered 'recheck' (this process did not know yet that ids must be looked up in
+    // PostgreSQL too): nothing was made; submitted again, looking them up.
+    auto recheck = std::make_shared<bool>(false);
+    auto specs = std::make_shared<const std::vector<core::TaskSpec>>(std::move(tasks));
+    auto op = std::make_unique<TypedOp<std::vector<SubmitOutcome>>>(
         true, std::move(call),
-        [tasks = std::move(tasks)](const RedisReply& r) { return redis_pg::SubmitReply(tasks, r); },
-        std::move(done), /*needs_record=*/true, std::move(ready));
+        [specs, recheck](const RedisReply& r) {
+          return redis_pg::SubmitReply(*specs, r, &*recheck);
+        },
+        [this, specs, now, recheck,
+         done = std::move(done)](Result<std::vector<SubmitOutcome>> outcome) mutable {
+          if (!*recheck) return done(std::move(outcome));
+          ids_checked_.store(true);
+          Submit(*specs, now, std::move(done));
+        });
+    op->set_needs_record();
+    op->set_submits_ids();
+    op->set_ready_now(std::move(ready));
+    Push(std::move(op));
   }
   // While Redis is away a lease finds nothing (the engine then parks the long-poll as for an
   // empty queue) instead of failing the worker's poll: no task can be handed out meanwhile.
@@ -209,10 +235,23 @@ class RedisPgStore final : public Store {
     RedisCall call = redis_pg::CancelCall(task_id, now);
     Pipelined<core::Task>(
         true, std::move(call),
-        [task_id = std::move(task_id)](const RedisReply& r) {
-          return redis_pg::CancelReply(task_id, r);
-        },
-        std::move(done));
+        [task_id](const RedisReply& r) { return redis_pg::CancelReply(task_id, r); },
+        [this, task_id, done = std::move(done)](Result<core::Task> cancelled) mutable {
+          if (cancelled || cancelled.error().code != core::ErrorCode::kNotFound ||
+              !ids_checked_.load()) {
+            return done(std::move(cancelled));
+          }
+          // Unknown to Redis: a task that ended before its claim left Redis is still terminal.
+          Blocking<core::Task>(false, std::move(done), [task_id](Backend& b) -> Result<core::Task> {
+            auto task = b.Get(task_id);
+            if (task && core::IsTerminal(task->status)) {
+              return core::MakeError(
+                  core::ErrorCode::kTaskTerminal,
+                  "task already " + std::string(core::TaskStatusName(task->status)));
+            }
+            return core::MakeError(core::ErrorCode::kNotFound, "no task " + task_id);
+          });
+        });
   }
   void Replay(DeadSelector selector, ReplayEdits edits, ReplayCheck check, Millis now,
               Callback<std::vector<core::Task>> done) override {
@@ -283,33 +322,47 @@ class RedisPgStore final : public Store {
   }
   void SubmitEvent(EventRecord event, std::vector<NewDelivery> deliveries, Millis now,
                    Callback<EventSubmitOutcome> done) override {
-    Pipelined<EventSubmitOutcome>(true, redis_pg::EventCall("new", event, deliveries, now),
-                                  redis_pg::EventReply, std::move(done), /*needs_record=*/true,
-                                  ReadyNow(deliveries, now));
+    auto unknown = std::make_shared<std::vector<size_t>>();
+    Pipelined<EventSubmitOutcome>(
+        true, redis_pg::EventCall("new", event, deliveries, now),
+        [unknown](const RedisReply& r) { return redis_pg::EventReply(r, &*unknown); },
+        [this, unknown, done = std::move(done)](Result<EventSubmitOutcome> outcome) mutable {
+          if (!outcome || unknown->empty()) return done(std::move(outcome));
+          const bool duplicate = outcome->duplicate;
+          WithRecordedStatuses(std::move(outcome->stored), std::move(*unknown),
+                               [duplicate, done = std::move(done)](Result<StoredEvent> stored) {
+                                 if (!stored) return done(stored.error());
+                                 done(EventSubmitOutcome{duplicate, std::move(*stored)});
+                               });
+        },
+        /*needs_record=*/true, ReadyNow(deliveries, now));
   }
   void AddDeliveries(std::string source, std::string event_id, std::vector<NewDelivery> deliveries,
                      Millis now, Callback<StoredEvent> done) override {
     EventRecord event;
     event.source = std::move(source);
     event.event_id = std::move(event_id);
+    auto unknown = std::make_shared<std::vector<size_t>>();
     Pipelined<StoredEvent>(
         true, redis_pg::EventCall("add", event, deliveries, now),
-        [](const RedisReply& r) -> Result<StoredEvent> {
-          auto outcome = redis_pg::EventReply(r);
+        [unknown](const RedisReply& r) -> Result<StoredEvent> {
+          auto outcome = redis_pg::EventReply(r, &*unknown);
           if (!outcome) return outcome.error();
           return std::move(outcome->stored);
         },
-        std::move(done), /*needs_record=*/true, ReadyNow(deliveries, now));
+        StatusesFromRecord(unknown, std::move(done)), /*needs_record=*/true,
+        ReadyNow(deliveries, now));
   }
   void GetEvent(std::string event_id, std::optional<std::string> source,
                 Callback<StoredEvent> done) override {
     RedisCall call = redis_pg::GetEventCall(event_id, source);
+    auto unknown = std::make_shared<std::vector<size_t>>();
     Pipelined<StoredEvent>(
         false, std::move(call),
-        [event_id = std::move(event_id)](const RedisReply& r) {
-          return redis_pg::GetEventReply(event_id, r);
+        [event_id = std::move(event_id), unknown](const RedisReply& r) {
+          return redis_pg::GetEventReply(event_id, r, &*unknown);
         },
-        std::move(done));
+        StatusesFromRecord(unknown, std::move(done)));
   }
   // One bucket per name in Redis for every process (rate_bucket.cc). It writes no record.
   bool SharesRateLimits() const override { return true; }
@@ -367,6 +420,39 @@ class RedisPgStore final : public Store {
   }
 
  private:
+  // The statuses of deliveries whose task Redis no longer knows (it ended, and its id claim
+  // left Redis) are read from PostgreSQL before `done` gets the event.
+  void WithRecordedStatuses(StoredEvent stored, std::vector<size_t> unknown,
+                            Callback<StoredEvent> done) {
+    Blocking<StoredEvent>(
+        false, std::move(done),
+        [stored = std::move(stored), unknown = std::move(unknown)](Backend& b) mutable {
+          std::vector<std::string> ids;
+          for (size_t i : unknown) ids.push_back(stored.deliveries[i].task_id);
+          const std::map<std::string, std::string> recorded = b.RecordedIds(ids);
+          for (size_t i : unknown) {
+            EventDelivery& d = stored.deliveries[i];
+            auto it = recorded.find(d.task_id);
+            auto status = it == recorded.end()
+                              ? std::nullopt
+                              : core::ParseTaskStatus(it->second.substr(0, it->second.find('\t')));
+            if (!status) {
+              return Result<StoredEvent>(core::MakeError(
+                  core::ErrorCode::kInternal, "delivery task " + d.task_id + " is in no store"));
+            }
+            d.status = *status;
+          }
+          return Result<StoredEvent>(std::move(stored));
+        });
+  }
+  Callback<StoredEvent> StatusesFromRecord(std::shared_ptr<std::vector<size_t>> unknown,
+                                           Callback<StoredEvent> done) {
+    return [this, unknown, done = std::move(done)](Result<StoredEvent> stored) mutable {
+      if (!stored || unknown->empty()) return done(std::move(stored));
+      WithRecordedStatuses(std::move(*stored), std::move(*unknown), std::move(done));
+    };
+  }
+
   static std::map<std::string, int> ReadyNow(const std::vector<NewDelivery>& deliveries,
                                              Millis now) {
     std::map<std::string, int> ready;
@@ -428,6 +514,7 @@ class RedisPgStore final : public Store {
         }
       }
       RefuseNewWorkWithoutRecord(next);
+      LookUpSubmittedIds(next);
       std::optional<SentBatch> next_sent = SendIfPipelined(next);
       if (sent) {
         if (lost.empty()) {
@@ -473,6 +560,31 @@ class RedisPgStore final : public Store {
                               "); nothing was accepted, try again"));
       }
     }
+  }
+
+  // Once an id claim may have left Redis (kRotateEnded), a submitted id Redis does not know may
+  // still be a task PostgreSQL has: the batch's submitted ids are looked up there, in one
+  // query, and the calls carry what it said. PostgreSQL away: the submits are refused.
+  void LookUpSubmittedIds(std::deque<std::unique_ptr<Op>>& batch) {
+    if (!ids_checked_.load()) return;
+    std::vector<Op*> submits;
+    std::vector<std::string> ids;
+    for (auto& op : batch) {
+      if (op->settled() || !op->submits_ids()) continue;
+      submits.push_back(op.get());
+      for (std::string& id : redis_pg::SubmitIds(*op->Call())) ids.push_back(std::move(id));
+    }
+    if (ids.empty()) return;
+    std::map<std::string, std::string> recorded;
+    try {
+      recorded = backend_->RecordedIds(ids);
+    } catch (const std::exception& e) {
+      for (Op* op : submits) {
+        op->Abort(Unavailable(std::string(e.what()) + "; nothing was accepted, try again"));
+      }
+      return;
+    }
+    for (Op* op : submits) redis_pg::RecordedIdsInto(*op->MutableCall(), recorded);
   }
 
   // A run of single-script operations, sent as one pipeline: consecutive submits, and
@@ -816,7 +928,11 @@ class RedisPgStore final : public Store {
   std::unique_ptr<Backend> recorder_;  // the recorder thread's
   std::string prefix_;
   std::chrono::milliseconds change_resync_;  // see SubscribeLoop
-  core::SystemRandom random_;                // lease ids
+  const core::Clock* clock_;                 // of the id claims' generations; null = system
+  core::SystemClock system_clock_;
+  // Whether an id claim may have left Redis (see LookUpSubmittedIds); only ever turns true.
+  std::atomic<bool> ids_checked_;
+  core::SystemRandom random_;  // lease ids
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Op>> queue_;
@@ -894,9 +1010,15 @@ core::Result<std::unique_ptr<Store>> OpenRedisPgStore(const RedisPgOptions& opti
   if (!recorder) return recorder.error();
   std::string prefix = NamesFor(options.name_space)->key_prefix;
   std::string client_name = prefix.substr(0, prefix.size() - 1);
+  bool ids_checked = false;
+  try {
+    ids_checked = (*backend)->EndedClaimsChecked();
+  } catch (const redis_pg::RedisIoError& e) {
+    return Unavailable(e.what());
+  }
   return std::unique_ptr<Store>(new RedisPgStore(std::move(*backend), std::move(*recorder),
-                                                 std::move(prefix), std::move(client_name),
-                                                 options.change_resync));
+                                                 std::move(prefix), std::move(client_name), options,
+                                                 ids_checked));
 }
 
 core::Result<RecoverReport> RecoverRedisPg(const RedisPgOptions& options, core::Millis now,
@@ -905,7 +1027,8 @@ core::Result<RecoverReport> RecoverRedisPg(const RedisPgOptions& options, core::
   if (!backend) return backend.error();
   auto started = (*backend)->Start(options.allow_volatile_redis, /*check_lost_data=*/false);
   if (!started) return started.error();
-  return Guarded<RecoverReport>([&] { return (*backend)->Recover(now, idempotency_ttl); });
+  return Guarded<RecoverReport>(
+      [&] { return (*backend)->Recover(now, idempotency_ttl, options.ended_claims_retention); });
 }
 
 }  // namespace madeira::store

@@ -38,6 +38,12 @@ struct RedisPgOptions {
   // Besides telling the other processes about each endpoint change (Store::SetChangeHandler),
   // every process reads them again this often, in case one such message was lost.
   core::Millis change_resync = 30'000;
+  // How long Redis keeps the id claims of ended tasks (between this and twice this; config
+  // `ended_claims_retention`): a resubmit of an older id is told apart by PostgreSQL, which every
+  // submit then asks about its ids (one query a batch). See kRotateEnded in scripts.cc.
+  core::Millis ended_claims_retention = 3'600'000;
+  // The clock of that retention; null = the system clock. Not owned; outlives the store.
+  const core::Clock* clock = nullptr;
 };
 
 // Connects to both, checks Redis persistence, applies PostgreSQL migrations, loads the scripts and

@@ -1037,6 +1037,219 @@ TEST(RedisPgStore, RecoverRebuildsRedisFromPostgres) {
       EXPECT_EQ(l.fencing_token, 2);
     }
   }
+  opened->reset();  // recover refuses to run beside a connected store
+
+  // Recovered after the retention, the claim of "done" stays in PostgreSQL only, and submits
+  // ask there: it is still a duplicate (or a conflict).
+  ASSERT_EQ(admin.Command({"FLUSHALL"}).str, "OK");
+  auto late = RecoverRedisPg(o, kT0 + 10 + o.ended_claims_retention, kTtl);
+  ASSERT_TRUE(late) << late.error().message;
+  EXPECT_EQ(late->ended, 0);
+  auto reopened = OpenRedisPgStore(o);
+  ASSERT_TRUE(reopened) << reopened.error().message;
+  core::TaskSpec changed = TestSpec("done");
+  changed.content_hash = "h-other";
+  auto after = Await<std::vector<SubmitOutcome>>([&](auto done) {
+    (*reopened)->Submit({TestSpec("done"), changed}, kT0 + 40, done);
+  });
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ((*after)[0].kind, SubmitKind::kDuplicate);
+  EXPECT_EQ((*after)[0].status, core::TaskStatus::kSucceeded);
+  EXPECT_EQ((*after)[1].kind, SubmitKind::kConflict);
+  (*reopened)->Close();
+}
+
+// Polls Redis (the recorder rotates the claims in the background, on its flushes: about once a
+// second when idle) until `done` holds; false after 10 s.
+bool UntilRedis(const std::function<bool()>& done) {
+  for (int i = 0; i < 200; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+// A store on a namespace of its own whose id claims rotate by a clock the test moves, and a
+// look at its claims in Redis.
+struct RotatingClaims {
+  static constexpr core::Millis kRetention = 60'000;
+  core::FakeClock clock{kT0};
+  RedisPgOptions options;
+  std::unique_ptr<Store> store;
+  redis_pg::RedisConn admin = AdminRedis();
+
+  explicit RotatingClaims(const std::string& name)
+      : options(TestOptions(NamespaceFor(name + "-" + std::to_string(::getpid())))) {
+    options.ended_claims_retention = kRetention;
+    options.clock = &clock;
+    auto opened = OpenRedisPgStore(options);
+    if (opened) {
+      store = std::move(*opened);
+    } else {
+      ADD_FAILURE() << "open redis-pg: " << opened.error().message;
+    }
+  }
+  std::string Key(const std::string& name) const {
+    return "madeira:" + options.name_space + ":" + name;
+  }
+  bool Claimed(const std::string& generation, const std::string& id) {
+    return admin.Command({"HEXISTS", Key(generation), id}).integer == 1;
+  }
+  // The recorder has begun the first generation (at the clock's time then).
+  bool Started() { return admin.Command({"HEXISTS", Key("ended:gen"), "started"}).integer == 1; }
+};
+
+// Redis keeps the id claims of ended tasks for one to two retentions, not forever: a generation
+// is dropped once PostgreSQL has its tasks, and a resubmit of such an id is still a duplicate (or
+// a conflict), which PostgreSQL tells; a cancel of it still finds the task ended.
+TEST(RedisPgStore, EndedIdClaimsLeaveRedisAfterTheirRetentionAndResubmitsStillFindThem) {
+  ASSERT_TRUE(HaveServices());
+  RotatingClaims claims("claims");
+  ASSERT_TRUE(claims.store);
+  Store& store = *claims.store;
+  auto claimed = [&](const std::string& key, const std::string& id) {
+    return claims.Claimed(key, id);
+  };
+  auto submit = [&](core::TaskSpec spec) {
+    auto r = Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); });
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->front() : SubmitOutcome{};
+  };
+  ASSERT_EQ(submit(TestSpec("old")).kind, SubmitKind::kCreated);
+  ASSERT_EQ(LeaseOneAndAck(store), "old");
+  ASSERT_TRUE(claimed("ended", "old"));
+  EventRecord event;
+  event.source = "src";
+  event.event_id = "e1";
+  event.event_type = "x.y";
+  event.payload = "{}";
+  event.received_at = kT0;
+  const NewDelivery delivery{"ep1", TestSpec("deliv")};
+  ASSERT_TRUE(Await<EventSubmitOutcome>(
+      [&](auto done) { store.SubmitEvent(event, {delivery}, kT0, done); }));
+  ASSERT_EQ(LeaseOneAndAck(store), "deliv");
+  ASSERT_TRUE(UntilRedis([&] { return claims.Started(); }));
+
+  // One retention on: the claims become the previous generation, still answered from Redis.
+  claims.clock.Advance(RotatingClaims::kRetention);
+  ASSERT_TRUE(UntilRedis([&] { return claimed("ended:prev", "old"); }));
+  EXPECT_FALSE(claimed("ended", "old"));
+  EXPECT_EQ(submit(TestSpec("old")).kind, SubmitKind::kDuplicate);
+  ASSERT_EQ(submit(TestSpec("newer")).kind, SubmitKind::kCreated);
+  ASSERT_EQ(LeaseOneAndAck(store), "newer");
+
+  // Two on: that generation is gone; the next one holds "newer".
+  claims.clock.Advance(RotatingClaims::kRetention);
+  ASSERT_TRUE(UntilRedis([&] { return claimed("ended:prev", "newer"); }));
+  EXPECT_FALSE(claimed("ended:prev", "old"));
+  EXPECT_FALSE(claimed("ended", "old"));
+  EXPECT_EQ(claims.admin.Command({"HGET", claims.Key("ended:gen"), "checked"}).str, "1");
+
+  SubmitOutcome again = submit(TestSpec("old"));
+  EXPECT_EQ(again.kind, SubmitKind::kDuplicate);
+  EXPECT_EQ(again.status, core::TaskStatus::kSucceeded);
+  core::TaskSpec changed = TestSpec("old");
+  changed.content_hash = "h-other";
+  EXPECT_EQ(submit(changed).kind, SubmitKind::kConflict);
+  EXPECT_EQ(submit(TestSpec("newer")).kind, SubmitKind::kDuplicate);
+  EXPECT_EQ(submit(TestSpec("fresh")).kind, SubmitKind::kCreated);
+  core::TaskSpec made = TestSpec("made-here");  // an id the server made: nothing to ask
+  made.id_made_here = true;
+  EXPECT_EQ(submit(made).kind, SubmitKind::kCreated);
+  // The event's delivery ended long ago: its status comes from PostgreSQL.
+  auto stored = Await<StoredEvent>([&](auto done) { store.GetEvent("e1", "src", done); });
+  ASSERT_TRUE(stored) << stored.error().message;
+  ASSERT_EQ(stored->deliveries.size(), 1u);
+  EXPECT_EQ(stored->deliveries[0].status, core::TaskStatus::kSucceeded);
+  auto resent = Await<EventSubmitOutcome>(
+      [&](auto done) { store.SubmitEvent(event, {delivery}, kT0, done); });
+  ASSERT_TRUE(resent) << resent.error().message;
+  EXPECT_TRUE(resent->duplicate);
+  ASSERT_EQ(resent->stored.deliveries.size(), 1u);
+  EXPECT_EQ(resent->stored.deliveries[0].status, core::TaskStatus::kSucceeded);
+  auto cancelled = Await<core::Task>([&](auto done) { store.Cancel("old", kT0 + 5, done); });
+  ASSERT_FALSE(cancelled);
+  EXPECT_EQ(cancelled.error().code, core::ErrorCode::kTaskTerminal) << cancelled.error().message;
+  // Nothing was made again: only the new tasks are there to lease.
+  auto leased = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(10), done); });
+  ASSERT_TRUE(leased);
+  ASSERT_EQ(leased->leases.size(), 2u);
+  EXPECT_EQ(leased->leases[0].task.spec.task_id, "fresh");
+  EXPECT_EQ(leased->leases[1].task.spec.task_id, "made-here");
+  store.Close();
+}
+
+// A generation leaves Redis only once PostgreSQL has every record written before it was closed:
+// while an older outbox entry is still to copy (here a change whose task has no row yet) the
+// claims stay, and they go once it is copied.
+TEST(RedisPgStore, ClaimsStayInRedisUntilPostgresqlHasTheRecordsWrittenBeforeThem) {
+  ASSERT_TRUE(HaveServices());
+  RotatingClaims claims("claims-wait");
+  ASSERT_TRUE(claims.store);
+  Store& store = *claims.store;
+  auto claimed = [&](const std::string& key, const std::string& id) {
+    return claims.Claimed(key, id);
+  };
+  claims.admin.Command(
+      {"XADD", claims.Key("outbox"), "*", "j",
+       R"([["kind","state","id","early","ver","2","status","running","updated","5"]])"});
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
+      [&](auto done) { store.Submit({TestSpec("a")}, kT0, done); }));
+  ASSERT_EQ(LeaseOneAndAck(store), "a");
+  ASSERT_TRUE(UntilRedis([&] { return claims.Started(); }));
+  claims.clock.Advance(RotatingClaims::kRetention);
+  ASSERT_TRUE(UntilRedis([&] { return claimed("ended:prev", "a"); }));
+  claims.clock.Advance(RotatingClaims::kRetention);
+  // Several flushes of the recorder (one a second when idle) try to rotate, and must not.
+  for (int i = 0; i < 25; ++i) {
+    ASSERT_TRUE(claimed("ended:prev", "a")) << "dropped while the record lacked an older entry";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // "early" gets its row (as another process's copy would bring it), so its change is copied:
+  // now the generation goes.
+  redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + claims.options.name_space);
+  pg.Exec("CREATE TEMPORARY TABLE early AS SELECT * FROM tasks WHERE task_id = 'a'");
+  pg.Exec("UPDATE early SET task_id = 'early', ver = 1, seq = seq + 1000");
+  pg.Exec("INSERT INTO tasks SELECT * FROM early");
+  ASSERT_TRUE(UntilRedis([&] { return !claimed("ended:prev", "a"); }));
+  EXPECT_EQ(Await<std::vector<SubmitOutcome>>(
+                [&](auto done) { store.Submit({TestSpec("a")}, kT0, done); })
+                ->front()
+                .kind,
+            SubmitKind::kDuplicate);
+  store.Close();
+}
+
+// A process that has not heard yet that claims may have left Redis (another process rotated
+// them a moment ago) cannot make a task again: Redis answers its unasked submit 'recheck', and
+// the store asks PostgreSQL and submits again.
+TEST(RedisPgStore, AProcessThatMissedTheFirstRotationStillFindsEndedIds) {
+  std::string ns;
+  auto own = OpenOwn("claims-stale", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
+      [&](auto done) { store.Submit({TestSpec("x")}, kT0, done); }));
+  ASSERT_EQ(LeaseOneAndAck(store), "x");
+  auto recorded = Await<core::Task>([&](auto done) { store.Get("x", done); });  // copies first
+  ASSERT_TRUE(recorded);
+  ASSERT_EQ(recorded->status, core::TaskStatus::kSucceeded);
+  // What another process's rotations do, as this store sees it before its recorder notices.
+  redis_pg::RedisConn admin = AdminRedis();
+  const std::string p = "madeira:" + ns + ":";
+  admin.Command({"HSET", p + "ended:gen", "checked", "1"});
+  admin.Command({"DEL", p + "ended"});
+  auto again = Await<std::vector<SubmitOutcome>>([&](auto done) {
+    store.Submit({TestSpec("x"), TestSpec("y")}, kT0, done);
+  });
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ((*again)[0].kind, SubmitKind::kDuplicate);
+  EXPECT_EQ((*again)[0].status, core::TaskStatus::kSucceeded);
+  EXPECT_EQ((*again)[1].kind, SubmitKind::kCreated);
+  auto leased = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(10), done); });
+  ASSERT_TRUE(leased);
+  ASSERT_EQ(leased->leases.size(), 1u);
+  EXPECT_EQ(leased->leases[0].task.spec.task_id, "y");
   store.Close();
 }
 

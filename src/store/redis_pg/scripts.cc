@@ -6,6 +6,11 @@
 //   P{q}:due         zset   scheduled/retrying ids scored by due time
 //   P{q}:leases      zset   running ids scored by lease deadline
 //   P ids / ended    hash   task_id -> queue while live; -> "status\tcontent_hash" once ended
+//   P ended:prev     hash   the generation of id claims before P ended (see kRotateEnded);
+//                           older claims are only in PostgreSQL
+//   P ended:gen      hash   started (ms) of P ended, closed = the outbox id P ended:prev was
+//                           closed at, checked = 1 once a generation was closed (from then on
+//                           submits look their ids up in PostgreSQL too)
 //   P lease:<id>     string lease id -> "queue\ttask_id": only for lease ids made before they
 //                           named their task (<random hex>~<queue>~<task id>, see lease_target)
 //   P idem:<key>     hash   idempotency key state (running by task / succeeded until exp;
@@ -358,10 +363,22 @@ local function create_task(now, a, i)
   depth(q, nil, status)
   return status
 end
+-- The claim of an ended task ("status\tcontent_hash") while Redis still holds it (its
+-- generation or the one before), else false.
+local HAS_PREV_ENDED = nil
+local function ended_claim(id)
+  local v = redis.call('HGET', P .. 'ended', id)
+  if v then return v end
+  if HAS_PREV_ENDED == nil then
+    HAS_PREV_ENDED = redis.call('EXISTS', P .. 'ended:prev') == 1
+  end
+  if HAS_PREV_ENDED then return redis.call('HGET', P .. 'ended:prev', id) end
+  return false
+end
 local function status_of(id)
   local q = live_queue(id)
   if q then return redis.call('HGET', tkey(q, id), 'status') end
-  local ended = redis.call('HGET', P .. 'ended', id)
+  local ended = ended_claim(id)
   if ended then
     local st = split2(ended)
     return st
@@ -387,15 +404,21 @@ local function event_snapshot(ek)
 end
 )LUA";
 
-// ARGV: P, then 1 + TASK_ARGS per task: now, then create_task's. One reply per task, in order
-// (the store sends the submits queued together as one call).
+// ARGV: P, then 2 + TASK_ARGS per task: now, known, then create_task's. One reply per task, in
+// order (the store sends the submits queued together as one call). `known` is what PostgreSQL
+// said of the id: "+status\tcontent_hash" (it has the task), "0" (it has not, or the id was
+// just made by the server), "-" (not asked: the caller believes no id claim has left Redis). An
+// unasked id Redis does not know is answered 'recheck' (and nothing made) once a claim may have
+// left (P ended:gen checked): the caller asks PostgreSQL and submits again.
 constexpr const char* kSubmit = R"LUA(
+local checked = nil
 local out = {}
-for j = 2, #ARGV, 1 + TASK_ARGS do
-  local now, i = ARGV[j], j + 1
+for j = 2, #ARGV, 2 + TASK_ARGS do
+  local now, known, i = ARGV[j], ARGV[j + 1], j + 2
   local id, chash = ARGV[i], ARGV[i + 8]
   local live = live_queue(id)
-  local ended = (not live) and redis.call('HGET', P .. 'ended', id)
+  local ended = (not live) and ended_claim(id)
+  if not live and not ended and string.sub(known, 1, 1) == '+' then ended = string.sub(known, 2) end
   if live then
     local h = redis.call('HMGET', tkey(live, id), 'chash', 'status')
     out[#out + 1] = {h[1] == chash and 'duplicate' or 'conflict', h[2]}
@@ -403,7 +426,14 @@ for j = 2, #ARGV, 1 + TASK_ARGS do
     local st, ch = split2(ended)
     out[#out + 1] = {ch == chash and 'duplicate' or 'conflict', st}
   else
-    out[#out + 1] = {'created', create_task(now, ARGV, i)}
+    if known == '-' and checked == nil then
+      checked = redis.call('HGET', P .. 'ended:gen', 'checked') == '1'
+    end
+    if known == '-' and checked then
+      out[#out + 1] = {'recheck', ''}
+    else
+      out[#out + 1] = {'created', create_task(now, ARGV, i)}
+    end
   end
 end
 return out
@@ -422,8 +452,7 @@ local n = tonumber(ARGV[11])
 local seen = {}
 for j = 0, n - 1 do
   local id = ARGV[13 + j * (1 + TASK_ARGS)]
-  if seen[id] or live_queue(id) or
-     redis.call('HEXISTS', P .. 'ended', id) == 1 then
+  if seen[id] or live_queue(id) or ended_claim(id) then
     return {'conflict', id}
   end
   seen[id] = true
@@ -753,7 +782,7 @@ constexpr const char* kCancel = R"LUA(
 local id, now = ARGV[2], ARGV[3]
 local q = redis.call('HGET', P .. 'ids', id)
 if not q then
-  local ended = redis.call('HGET', P .. 'ended', id)
+  local ended = ended_claim(id)
   if ended then
     local st = split2(ended)
     return {'terminal', st}
@@ -828,6 +857,51 @@ end
 return n
 )LUA";
 
+// The id claims of ended tasks leave Redis a generation at a time, so that its memory holds
+// those of the last `retention` to 2 x `retention` instead of every task there ever was. Once
+// P ended is `retention` old it becomes P ended:prev and a new P ended begins; the P ended:prev
+// it replaces is dropped, but only when PostgreSQL has every record written before that one
+// was closed (the outbox is copied past the id noted then): a claim leaves Redis only once
+// PostgreSQL holds its task as ended. The first close sets `checked`, a retention before any
+// claim is dropped: submits look their ids up in PostgreSQL from then on (see kSubmit).
+// ARGV: P, now, retention_ms, bound, bound_read: the outbox id up to which PostgreSQL has every
+// entry: all before `bound`, and `bound` itself when bound_read is '1' (TrimOutbox's bound).
+// Returns {checked (0/1), claims dropped}.
+constexpr const char* kRotateEnded = R"LUA(
+local now, retention = tonumber(ARGV[2]), tonumber(ARGV[3])
+local gk, ek, pk = P .. 'ended:gen', P .. 'ended', P .. 'ended:prev'
+local g = redis.call('HMGET', gk, 'started', 'closed', 'checked')
+local checked = g[3] == '1' and 1 or 0
+if not g[1] then
+  redis.call('HSET', gk, 'started', s(now))
+  return {checked, 0}
+end
+if now - tonumber(g[1]) < retention then return {checked, 0} end
+local function id_parts(id)
+  local dash = string.find(id, '-', 1, true)
+  return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
+end
+local dropped = 0
+if redis.call('EXISTS', pk) == 1 then
+  local cm, cs = id_parts(g[2] or '0-0')
+  local bm, bs = id_parts(ARGV[4])
+  local copied = (cm < bm) or (cm == bm and (cs < bs or (cs == bs and ARGV[5] == '1')))
+  if not (cm == 0 and cs == 0) and not copied then return {checked, 0} end
+  dropped = redis.call('HLEN', pk)
+  redis.call('UNLINK', pk)
+end
+local closed = '0-0'
+if redis.call('EXISTS', P .. 'outbox') == 1 then
+  local info = redis.call('XINFO', 'STREAM', P .. 'outbox')
+  for i = 1, #info, 2 do
+    if info[i] == 'last-generated-id' then closed = info[i + 1] end
+  end
+end
+if redis.call('EXISTS', ek) == 1 then redis.call('RENAME', ek, pk) end
+redis.call('HSET', gk, 'started', s(now), 'closed', closed, 'checked', '1')
+return {1, dropped}
+)LUA";
+
 // `madeira recover`: writes back what PostgreSQL recorded, never over what Redis still has.
 // ARGV: P, mode, then per mode:
 //   counter  name value            raises P<name> to value (never lowers it)
@@ -835,6 +909,8 @@ return n
 //            are not stored: "_snap" = copy the task to the record again (it was changed: a
 //            running task made pending), "_astart" = when that lost attempt started.
 //   ended    pairs id, "status\tcontent_hash"   (the id claims of succeeded/cancelled tasks)
+//   checked  (none)   PostgreSQL holds ended tasks whose claims were not written back: submits
+//                     look their ids up there (P ended:gen checked, see kRotateEnded)
 //   idem     4 per key: key, task_id, expiry, ms left until it (succeeded idempotency keys)
 //   events   9 per event: source event_id type payload trace target? received seq deliveries
 // Returns {how many it wrote, how many running tasks it made pending} (what Redis still had is
@@ -843,7 +919,7 @@ constexpr const char* kRestore = R"LUA(
 local mode = ARGV[2]
 local n_done, n_snap = 0, 0
 local function live_or_ended(id)
-  return redis.call('HEXISTS', P .. 'ids', id) == 1 or redis.call('HEXISTS', P .. 'ended', id) == 1
+  return redis.call('HEXISTS', P .. 'ids', id) == 1 or ended_claim(id) ~= false
 end
 if mode == 'counter' then
   local k = P .. ARGV[3]
@@ -896,6 +972,11 @@ elseif mode == 'ended' then
       n_done = n_done + 1
     end
   end
+elseif mode == 'checked' then
+  if redis.call('HGET', P .. 'ended:gen', 'checked') ~= '1' then
+    redis.call('HSET', P .. 'ended:gen', 'checked', '1')
+    n_done = 1
+  end
 elseif mode == 'idem' then
   for i = 3, #ARGV, 4 do
     local ik = P .. 'idem:' .. ARGV[i]
@@ -935,7 +1016,7 @@ const std::string& ScriptSource(Script script) {
     std::array<const char*, kScriptCount> bodies = {
         kSubmit,     kLease,   kAck,        kLeaseView, kFinishAttempt, kExtend,
         kExpired,    kPromote, kNextWakeup, kGet,       kCancel,        kReplay,
-        kCancelDead, kEvent,   kGetEvent,   kRestore,   kTakeTokensLua};
+        kCancelDead, kEvent,   kGetEvent,   kRestore,   kTakeTokensLua, kRotateEnded};
     std::array<std::string, kScriptCount> out;
     // Each body runs as a function, so that whatever it made ready is published after any of
     // its returns.

@@ -26,8 +26,9 @@ enum class Script {
   kGetEvent,
   kRestore,
   kTakeTokens,  // rate_bucket.cc
+  kRotateEnded,
 };
-inline constexpr int kScriptCount = 17;
+inline constexpr int kScriptCount = 18;
 
 // The full source of a script (the shared helpers prepended).
 const std::string& ScriptSource(Script script);
