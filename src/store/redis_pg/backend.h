@@ -108,6 +108,11 @@ class Backend {
   bool EndedClaimsChecked();
   // What PostgreSQL holds of these task ids: id -> "status\tcontent_hash". Throws PgError.
   std::map<std::string, std::string> RecordedIds(const std::vector<std::string>& ids);
+  // Writes the recorded event (the one received last when no source is given) back into Redis
+  // for `ttl` ms unless Redis has it; false when PostgreSQL has none. Throws PgError and
+  // RedisIoError.
+  bool RestoreEventFromRecord(const std::string& event_id, const std::optional<std::string>& source,
+                              Millis ttl);
 
   // Makes this backend read the outbox as `other`'s consumer, so that each sees (and may copy
   // again, harmlessly) the entries the other has read but not yet acknowledged: a read path

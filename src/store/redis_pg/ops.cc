@@ -231,7 +231,7 @@ StoredEvent StoredEventFrom(const RedisReply& r, std::vector<size_t>* unknown) {
 }  // namespace
 
 RedisCall EventCall(const std::string& mode, const EventRecord& event,
-                    const std::vector<NewDelivery>& deliveries, Millis now) {
+                    const std::vector<NewDelivery>& deliveries, Millis now, Millis ttl) {
   RedisCall call{Script::kEvent,
                  {Num(now), mode, event.source, event.event_id, event.event_type, event.payload,
                   event.trace_id, OptArg(event.target_uri), Num(event.received_at),
@@ -240,12 +240,22 @@ RedisCall EventCall(const std::string& mode, const EventRecord& event,
     call.args.push_back(d.endpoint_id);
     AppendTaskArgs(call.args, d.task, now);
   }
+  call.args.push_back("-");  // known: see EventFromRecordChecked
+  call.args.push_back(Num(ttl));
   return call;
 }
 
-Result<EventSubmitOutcome> EventReply(const RedisReply& r, std::vector<size_t>* unknown) {
+void EventFromRecordChecked(RedisCall& event) { event.args[event.args.size() - 2] = "0"; }
+
+Result<EventSubmitOutcome> EventReply(const RedisReply& r, std::vector<size_t>* unknown,
+                                      bool* recheck) {
   if (r.IsError()) return ScriptError(r);
   const std::string& verdict = r.elements.at(0).str;
+  if (verdict == "recheck" && recheck != nullptr) {
+    *recheck = true;
+    return MakeError(ErrorCode::kUnavailable,
+                     "redis-pg: the event must be looked up in postgresql too; submit again");
+  }
   if (verdict == "conflict") {
     return MakeError(ErrorCode::kTaskIdConflict, "task " + r.elements.at(1).str + " already exists",
                      "task_id");

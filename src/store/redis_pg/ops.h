@@ -55,11 +55,17 @@ RedisCall NextWakeupCall();
 Result<std::optional<Millis>> NextWakeupReply(const RedisReply& r);
 
 // mode "new" (SubmitEvent) or "add" (AddDeliveries; only source and event_id of `event` used).
+// The event leaves Redis `ttl` ms after this call (PostgreSQL keeps it). Made as if PostgreSQL
+// was not asked about the event; EventFromRecordChecked: the caller has brought it back into
+// Redis from there, if PostgreSQL had it (Backend::RestoreEventFromRecord).
 RedisCall EventCall(const std::string& mode, const EventRecord& event,
-                    const std::vector<NewDelivery>& deliveries, Millis now);
+                    const std::vector<NewDelivery>& deliveries, Millis now, Millis ttl);
+void EventFromRecordChecked(RedisCall& event);
 // The deliveries whose task Redis no longer knows (ended, its id claim gone from Redis) have
-// their index in *unknown and the status to read from PostgreSQL.
-Result<EventSubmitOutcome> EventReply(const RedisReply& r, std::vector<size_t>* unknown);
+// their index in *unknown and the status to read from PostgreSQL. A 'recheck' (see kEvent)
+// sets *recheck and is an error: the caller brings the event back and submits again.
+Result<EventSubmitOutcome> EventReply(const RedisReply& r, std::vector<size_t>* unknown,
+                                      bool* recheck = nullptr);
 RedisCall GetEventCall(const std::string& event_id, const std::optional<std::string>& source);
 Result<StoredEvent> GetEventReply(const std::string& event_id, const RedisReply& r,
                                   std::vector<size_t>* unknown);

@@ -95,6 +95,12 @@ CREATE TABLE events (
 );
 CREATE INDEX events_seq ON events(seq);
 )SQL",
+      // 4: events leave Redis a while after their last change (kEvent's ttl); a GET without a
+      // source then finds the one received last here, and recover keeps the recent ones.
+      R"SQL(
+CREATE INDEX events_event_id ON events(event_id, received_at);
+CREATE INDEX events_received ON events(received_at);
+)SQL",
   };
   return migrations;
 }

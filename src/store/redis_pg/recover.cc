@@ -20,6 +20,16 @@ void Field(std::vector<std::string>& out, int& n, const char* name, std::string 
   ++n;
 }
 
+constexpr const char* kEventColumns =
+    "source, event_id, event_type, payload, trace_id, target_uri, received_at, seq, deliveries";
+
+// A recorded event (a row of kEventColumns) as the restore script's 9 arguments.
+void AppendEventRestoreArgs(std::vector<std::string>& args, const PgResult& r, int row) {
+  for (int c : {0, 1, 2, 3, 4}) args.push_back(r.Text(row, c));
+  args.push_back(OptArg(r.OptText(row, 5)));
+  for (int c : {6, 7, 8}) args.push_back(r.Text(row, c));
+}
+
 // The Redis hash of a recorded task, as restore-script arguments (count first). A running task
 // comes back pending, ready now: its lease lived only in Redis.
 void AppendRestoreArgs(std::vector<std::string>& args, const core::Task& recorded, int64_t ver,
@@ -203,21 +213,25 @@ Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl,
     }
   }
 
-  // Every event (dedupe of (source, event_id) and GET /v1/events need them all).
+  // The events received within their time in Redis (older ones come back from PostgreSQL
+  // when read, resent or redelivered: mode checked).
+  const Millis event_ttl = 2 * ended_claims_retention;
+  const std::string recent_events = Num(now - event_ttl);
+  if (pg_.Exec("SELECT 1 FROM events WHERE received_at <= $1 LIMIT 1", {recent_events}).Rows() >
+      0) {
+    auto done = restore({"checked"});
+    if (!done) return done.error();
+  }
   for (int64_t after = 0;;) {
-    PgResult r = pg_.Exec(
-        "SELECT source, event_id, event_type, payload, trace_id, target_uri, received_at, seq, "
-        "deliveries FROM events WHERE seq > $1 ORDER BY seq LIMIT " +
-            std::to_string(kRowsPerCall),
-        {Num(after)});
+    PgResult r =
+        pg_.Exec(std::string("SELECT ") + kEventColumns +
+                     " FROM events WHERE received_at > $2 AND seq > $1 ORDER BY seq LIMIT " +
+                     std::to_string(kRowsPerCall),
+                 {Num(after), recent_events});
     if (r.Rows() == 0) break;
-    std::vector<std::string> args{"events"};
+    std::vector<std::string> args{"events", Num(event_ttl)};
     for (int i = 0; i < r.Rows(); ++i) {
-      for (int c : {0, 1, 2, 3, 4}) args.push_back(r.Text(i, c));
-      args.push_back(OptArg(r.OptText(i, 5)));
-      args.push_back(r.Text(i, 6));
-      args.push_back(r.Text(i, 7));
-      args.push_back(r.Text(i, 8));
+      AppendEventRestoreArgs(args, r, i);
       after = r.Int(i, 7);
     }
     auto done = restore(std::move(args));
@@ -229,6 +243,23 @@ Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl,
   report.running_to_pending = snapped;
   FlushOutbox();
   return report;
+}
+
+bool Backend::RestoreEventFromRecord(const std::string& event_id,
+                                     const std::optional<std::string>& source, Millis ttl) {
+  // No flush of the outbox first: an event leaves Redis `ttl` after its last change, whose
+  // record was copied long before (a new event is answered only once it is).
+  const std::string select = std::string("SELECT ") + kEventColumns + " FROM events WHERE ";
+  PgResult r = source
+                   ? pg_.Exec(select + "event_id = $1 AND source = $2", {event_id, *source})
+                   : pg_.Exec(select + "event_id = $1 ORDER BY received_at DESC, seq DESC LIMIT 1",
+                              {event_id});
+  if (r.Rows() == 0) return false;
+  std::vector<std::string> args{"events", Num(ttl)};
+  AppendEventRestoreArgs(args, r, 0);
+  RedisReply done = Call({Script::kRestore, std::move(args)});
+  if (done.IsError()) throw RedisIoError("redis: restoring an event: " + done.str);
+  return true;
 }
 
 }  // namespace madeira::store::redis_pg

@@ -89,11 +89,18 @@ class Op {
   // A submit: its ids are looked up in PostgreSQL too once claims may have left Redis.
   bool submits_ids() const { return submits_ids_; }
   void set_submits_ids() { submits_ids_ = true; }
+  // A new event (source, event_id): brought back from PostgreSQL first once events may have
+  // left Redis, so that a resent one is still a duplicate.
+  const std::optional<std::pair<std::string, std::string>>& new_event() const { return new_event_; }
+  void set_new_event(std::string source, std::string event_id) {
+    new_event_.emplace(std::move(source), std::move(event_id));
+  }
 
  private:
   bool writes_;
   bool needs_record_ = false;
   bool submits_ids_ = false;
+  std::optional<std::pair<std::string, std::string>> new_event_;
   std::map<std::string, int> ready_now_;
 };
 
@@ -144,6 +151,7 @@ class RedisPgStore final : public Store {
         prefix_(std::move(key_prefix)),
         change_resync_(std::chrono::milliseconds(options.change_resync)),
         clock_(options.clock),
+        event_ttl_(2 * options.ended_claims_retention),
         ids_checked_(ids_checked),
         subscriber_(backend_->redis_endpoint(), backend_->io_timeout(), client_name + ":wake"),
         interrupt_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
@@ -323,10 +331,20 @@ class RedisPgStore final : public Store {
   void SubmitEvent(EventRecord event, std::vector<NewDelivery> deliveries, Millis now,
                    Callback<EventSubmitOutcome> done) override {
     auto unknown = std::make_shared<std::vector<size_t>>();
-    Pipelined<EventSubmitOutcome>(
-        true, redis_pg::EventCall("new", event, deliveries, now),
-        [unknown](const RedisReply& r) { return redis_pg::EventReply(r, &*unknown); },
-        [this, unknown, done = std::move(done)](Result<EventSubmitOutcome> outcome) mutable {
+    auto recheck = std::make_shared<bool>(false);
+    auto again =
+        std::make_shared<std::pair<EventRecord, std::vector<NewDelivery>>>(event, deliveries);
+    auto op = std::make_unique<TypedOp<EventSubmitOutcome>>(
+        true, redis_pg::EventCall("new", event, deliveries, now, event_ttl_),
+        [unknown, recheck](const RedisReply& r) {
+          return redis_pg::EventReply(r, &*unknown, &*recheck);
+        },
+        [this, unknown, recheck, again, now,
+         done = std::move(done)](Result<EventSubmitOutcome> outcome) mutable {
+          if (*recheck) {  // see Submit
+            ids_checked_.store(true);
+            return SubmitEvent(again->first, again->second, now, std::move(done));
+          }
           if (!outcome || unknown->empty()) return done(std::move(outcome));
           const bool duplicate = outcome->duplicate;
           WithRecordedStatuses(std::move(outcome->stored), std::move(*unknown),
@@ -334,24 +352,16 @@ class RedisPgStore final : public Store {
                                  if (!stored) return done(stored.error());
                                  done(EventSubmitOutcome{duplicate, std::move(*stored)});
                                });
-        },
-        /*needs_record=*/true, ReadyNow(deliveries, now));
+        });
+    op->set_needs_record();
+    op->set_new_event(event.source, event.event_id);
+    op->set_ready_now(ReadyNow(deliveries, now));
+    Push(std::move(op));
   }
   void AddDeliveries(std::string source, std::string event_id, std::vector<NewDelivery> deliveries,
                      Millis now, Callback<StoredEvent> done) override {
-    EventRecord event;
-    event.source = std::move(source);
-    event.event_id = std::move(event_id);
-    auto unknown = std::make_shared<std::vector<size_t>>();
-    Pipelined<StoredEvent>(
-        true, redis_pg::EventCall("add", event, deliveries, now),
-        [unknown](const RedisReply& r) -> Result<StoredEvent> {
-          auto outcome = redis_pg::EventReply(r, &*unknown);
-          if (!outcome) return outcome.error();
-          return std::move(outcome->stored);
-        },
-        StatusesFromRecord(unknown, std::move(done)), /*needs_record=*/true,
-        ReadyNow(deliveries, now));
+    AddDeliveriesTo(std::move(source), std::move(event_id), std::move(deliveries), now,
+                    std::move(done), /*restored=*/false);
   }
   void GetEvent(std::string event_id, std::optional<std::string> source,
                 Callback<StoredEvent> done) override {
@@ -359,10 +369,28 @@ class RedisPgStore final : public Store {
     auto unknown = std::make_shared<std::vector<size_t>>();
     Pipelined<StoredEvent>(
         false, std::move(call),
-        [event_id = std::move(event_id), unknown](const RedisReply& r) {
+        [event_id, unknown](const RedisReply& r) {
           return redis_pg::GetEventReply(event_id, r, &*unknown);
         },
-        StatusesFromRecord(unknown, std::move(done)));
+        [this, event_id, source, unknown,
+         done = std::move(done)](Result<StoredEvent> stored) mutable {
+          if (stored || stored.error().code != core::ErrorCode::kNotFound || !ids_checked_.load()) {
+            return StatusesFromRecord(unknown, std::move(done))(std::move(stored));
+          }
+          // Gone from Redis (an event leaves it event_ttl_ after its last change): from the
+          // record, brought back into Redis for the reads and redeliveries that follow.
+          Blocking<StoredEvent>(false, std::move(done), [this, event_id, source](Backend& b) {
+            if (!b.RestoreEventFromRecord(event_id, source, event_ttl_)) {
+              return Result<StoredEvent>(
+                  core::MakeError(core::ErrorCode::kNotFound, "no event " + event_id));
+            }
+            std::vector<size_t> unknown;
+            auto again = redis_pg::GetEventReply(
+                event_id, b.Call(redis_pg::GetEventCall(event_id, source)), &unknown);
+            if (again) FillRecordedStatuses(b, *again, unknown);
+            return again;
+          });
+        });
   }
   // One bucket per name in Redis for every process (rate_bucket.cc). It writes no record.
   bool SharesRateLimits() const override { return true; }
@@ -421,29 +449,70 @@ class RedisPgStore final : public Store {
 
  private:
   // The statuses of deliveries whose task Redis no longer knows (it ended, and its id claim
-  // left Redis) are read from PostgreSQL before `done` gets the event.
+  // left Redis), from PostgreSQL. Throws PgError.
+  static void FillRecordedStatuses(Backend& b, StoredEvent& stored,
+                                   const std::vector<size_t>& unknown) {
+    if (unknown.empty()) return;
+    std::vector<std::string> ids;
+    for (size_t i : unknown) ids.push_back(stored.deliveries[i].task_id);
+    const std::map<std::string, std::string> recorded = b.RecordedIds(ids);
+    for (size_t i : unknown) {
+      EventDelivery& d = stored.deliveries[i];
+      auto it = recorded.find(d.task_id);
+      auto status = it == recorded.end()
+                        ? std::nullopt
+                        : core::ParseTaskStatus(it->second.substr(0, it->second.find('\t')));
+      if (!status) throw std::runtime_error("delivery task " + d.task_id + " is in no store");
+      d.status = *status;
+    }
+  }
   void WithRecordedStatuses(StoredEvent stored, std::vector<size_t> unknown,
                             Callback<StoredEvent> done) {
     Blocking<StoredEvent>(
         false, std::move(done),
         [stored = std::move(stored), unknown = std::move(unknown)](Backend& b) mutable {
-          std::vector<std::string> ids;
-          for (size_t i : unknown) ids.push_back(stored.deliveries[i].task_id);
-          const std::map<std::string, std::string> recorded = b.RecordedIds(ids);
-          for (size_t i : unknown) {
-            EventDelivery& d = stored.deliveries[i];
-            auto it = recorded.find(d.task_id);
-            auto status = it == recorded.end()
-                              ? std::nullopt
-                              : core::ParseTaskStatus(it->second.substr(0, it->second.find('\t')));
-            if (!status) {
-              return Result<StoredEvent>(core::MakeError(
-                  core::ErrorCode::kInternal, "delivery task " + d.task_id + " is in no store"));
-            }
-            d.status = *status;
-          }
+          FillRecordedStatuses(b, stored, unknown);
           return Result<StoredEvent>(std::move(stored));
         });
+  }
+  // An event gone from Redis is brought back from PostgreSQL once, then redelivered.
+  void AddDeliveriesTo(std::string source, std::string event_id,
+                       std::vector<NewDelivery> deliveries, Millis now, Callback<StoredEvent> done,
+                       bool restored) {
+    EventRecord event;
+    event.source = source;
+    event.event_id = event_id;
+    auto unknown = std::make_shared<std::vector<size_t>>();
+    std::map<std::string, int> ready = ReadyNow(deliveries, now);
+    Pipelined<StoredEvent>(
+        true, redis_pg::EventCall("add", event, deliveries, now, event_ttl_),
+        [unknown](const RedisReply& r) -> Result<StoredEvent> {
+          auto outcome = redis_pg::EventReply(r, &*unknown);
+          if (!outcome) return outcome.error();
+          return std::move(outcome->stored);
+        },
+        [this, source, event_id, deliveries, now, restored, unknown,
+         done = std::move(done)](Result<StoredEvent> stored) mutable {
+          if (stored || stored.error().code != core::ErrorCode::kNotFound || restored ||
+              !ids_checked_.load()) {
+            return StatusesFromRecord(unknown, std::move(done))(std::move(stored));
+          }
+          Blocking<bool>(
+              false,
+              [this, source, event_id, deliveries = std::move(deliveries), now,
+               done = std::move(done)](Result<bool> found) mutable {
+                if (!found) return done(found.error());
+                if (!*found) {
+                  return done(core::MakeError(core::ErrorCode::kNotFound, "no such event"));
+                }
+                AddDeliveriesTo(std::move(source), std::move(event_id), std::move(deliveries), now,
+                                std::move(done), true);
+              },
+              [this, source, event_id](Backend& b) -> Result<bool> {
+                return b.RestoreEventFromRecord(event_id, source, event_ttl_);
+              });
+        },
+        /*needs_record=*/true, std::move(ready));
   }
   Callback<StoredEvent> StatusesFromRecord(std::shared_ptr<std::vector<size_t>> unknown,
                                            Callback<StoredEvent> done) {
@@ -567,6 +636,17 @@ class RedisPgStore final : public Store {
   // query, and the calls carry what it said. PostgreSQL away: the submits are refused.
   void LookUpSubmittedIds(std::deque<std::unique_ptr<Op>>& batch) {
     if (!ids_checked_.load()) return;
+    // A new event's resend finds the earlier one in Redis again (the outbox is copied first).
+    for (auto& op : batch) {
+      if (op->settled() || !op->new_event()) continue;
+      try {
+        backend_->RestoreEventFromRecord(op->new_event()->second, op->new_event()->first,
+                                         event_ttl_);
+        redis_pg::EventFromRecordChecked(*op->MutableCall());
+      } catch (const std::exception& e) {
+        op->Abort(Unavailable(std::string(e.what()) + "; nothing was accepted, try again"));
+      }
+    }
     std::vector<Op*> submits;
     std::vector<std::string> ids;
     for (auto& op : batch) {
@@ -930,6 +1010,7 @@ class RedisPgStore final : public Store {
   std::chrono::milliseconds change_resync_;  // see SubscribeLoop
   const core::Clock* clock_;                 // of the id claims' generations; null = system
   core::SystemClock system_clock_;
+  core::Millis event_ttl_;  // how long an event stays in Redis after its last change
   // Whether an id claim may have left Redis (see LookUpSubmittedIds); only ever turns true.
   std::atomic<bool> ids_checked_;
   core::SystemRandom random_;  // lease ids

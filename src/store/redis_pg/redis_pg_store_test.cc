@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -352,6 +353,17 @@ core::TaskSpec TestSpec(const std::string& id, core::Millis at = testing::kT0) {
   s.schedule_time = at;
   s.content_hash = "h-" + id;
   return s;
+}
+
+// An event of source "src" received at kT0.
+EventRecord TestEvent(const std::string& event_id) {
+  EventRecord event;
+  event.source = "src";
+  event.event_id = event_id;
+  event.event_type = "x.y";
+  event.payload = "{}";
+  event.received_at = kT0;
+  return event;
 }
 
 // A store on a namespace of its own (`name` and this process), or nullptr after a failure.
@@ -956,13 +968,8 @@ TEST(RedisPgStore, RecoverRebuildsRedisFromPostgres) {
       return core::RetryDecision{};
     };
     ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Fail(fail, to_dead, done); }));
-    EventRecord event;
-    event.source = "src";
-    event.event_id = "e1";
-    event.event_type = "x.y";
-    event.payload = "{}";
+    EventRecord event = TestEvent("e1");
     event.trace_id = "tr";
-    event.received_at = kT0;
     NewDelivery delivery{"ep1", TestSpec("deliv")};
     delivery.task.queue = "webhook.ep1";
     ASSERT_TRUE(Await<EventSubmitOutcome>(
@@ -1118,12 +1125,7 @@ TEST(RedisPgStore, EndedIdClaimsLeaveRedisAfterTheirRetentionAndResubmitsStillFi
   ASSERT_EQ(submit(TestSpec("old")).kind, SubmitKind::kCreated);
   ASSERT_EQ(LeaseOneAndAck(store), "old");
   ASSERT_TRUE(claimed("ended", "old"));
-  EventRecord event;
-  event.source = "src";
-  event.event_id = "e1";
-  event.event_type = "x.y";
-  event.payload = "{}";
-  event.received_at = kT0;
+  const EventRecord event = TestEvent("e1");
   const NewDelivery delivery{"ep1", TestSpec("deliv")};
   ASSERT_TRUE(Await<EventSubmitOutcome>(
       [&](auto done) { store.SubmitEvent(event, {delivery}, kT0, done); }));
@@ -1167,15 +1169,47 @@ TEST(RedisPgStore, EndedIdClaimsLeaveRedisAfterTheirRetentionAndResubmitsStillFi
   EXPECT_TRUE(resent->duplicate);
   ASSERT_EQ(resent->stored.deliveries.size(), 1u);
   EXPECT_EQ(resent->stored.deliveries[0].status, core::TaskStatus::kSucceeded);
+
+  // An event leaves Redis two retentions after its last change (Redis's own clock: PEXPIRE);
+  // gone, it is read, resent and redelivered from PostgreSQL as before.
+  const std::string ek = claims.Key("event:src\te1");
+  const int64_t ttl = claims.admin.Command({"PTTL", ek}).integer;
+  EXPECT_GT(ttl, 0);
+  EXPECT_LE(ttl, 2 * RotatingClaims::kRetention);
+  auto expire = [&] {  // what Redis does once the ttl is over
+    claims.admin.Command({"DEL", ek, ek + ":deliveries", claims.Key("eventids:e1")});
+  };
+  expire();
+  auto from_record = Await<StoredEvent>([&](auto done) { store.GetEvent("e1", {}, done); });
+  ASSERT_TRUE(from_record) << from_record.error().message;
+  EXPECT_EQ(from_record->event.source, "src");
+  ASSERT_EQ(from_record->deliveries.size(), 1u);
+  EXPECT_EQ(from_record->deliveries[0].task_id, "deliv");
+  EXPECT_EQ(from_record->deliveries[0].status, core::TaskStatus::kSucceeded);
+  expire();
+  auto resent_late = Await<EventSubmitOutcome>([&](auto done) {
+    store.SubmitEvent(event, {NewDelivery{"ep1", TestSpec("deliv2")}}, kT0, done);
+  });
+  ASSERT_TRUE(resent_late) << resent_late.error().message;
+  EXPECT_TRUE(resent_late->duplicate);
+  ASSERT_EQ(resent_late->stored.deliveries.size(), 1u);
+  expire();
+  auto redelivered = Await<StoredEvent>([&](auto done) {
+    store.AddDeliveries("src", "e1", {NewDelivery{"ep2", TestSpec("deliv3")}}, kT0, done);
+  });
+  ASSERT_TRUE(redelivered) << redelivered.error().message;
+  ASSERT_EQ(redelivered->deliveries.size(), 2u);
+  EXPECT_EQ(redelivered->deliveries[1].task_id, "deliv3");
+  EXPECT_EQ(redelivered->deliveries[1].status, core::TaskStatus::kPending);
   auto cancelled = Await<core::Task>([&](auto done) { store.Cancel("old", kT0 + 5, done); });
   ASSERT_FALSE(cancelled);
   EXPECT_EQ(cancelled.error().code, core::ErrorCode::kTaskTerminal) << cancelled.error().message;
   // Nothing was made again: only the new tasks are there to lease.
   auto leased = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(10), done); });
   ASSERT_TRUE(leased);
-  ASSERT_EQ(leased->leases.size(), 2u);
-  EXPECT_EQ(leased->leases[0].task.spec.task_id, "fresh");
-  EXPECT_EQ(leased->leases[1].task.spec.task_id, "made-here");
+  std::vector<std::string> ids;
+  for (const auto& l : leased->leases) ids.push_back(l.task.spec.task_id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"fresh", "made-here", "deliv3"}));
   store.Close();
 }
 
@@ -1231,25 +1265,40 @@ TEST(RedisPgStore, AProcessThatMissedTheFirstRotationStillFindsEndedIds) {
   ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
       [&](auto done) { store.Submit({TestSpec("x")}, kT0, done); }));
   ASSERT_EQ(LeaseOneAndAck(store), "x");
+  const EventRecord event = TestEvent("e1");
+  ASSERT_TRUE(Await<EventSubmitOutcome>([&](auto done) {
+    store.SubmitEvent(event, {NewDelivery{"ep1", TestSpec("d1")}}, kT0, done);
+  }));
   auto recorded = Await<core::Task>([&](auto done) { store.Get("x", done); });  // copies first
   ASSERT_TRUE(recorded);
   ASSERT_EQ(recorded->status, core::TaskStatus::kSucceeded);
-  // What another process's rotations do, as this store sees it before its recorder notices.
+  // What another process's rotations (and Redis's expiry of the event) do, as this store sees
+  // it before its recorder notices.
   redis_pg::RedisConn admin = AdminRedis();
   const std::string p = "madeira:" + ns + ":";
   admin.Command({"HSET", p + "ended:gen", "checked", "1"});
-  admin.Command({"DEL", p + "ended"});
-  auto again = Await<std::vector<SubmitOutcome>>([&](auto done) {
-    store.Submit({TestSpec("x"), TestSpec("y")}, kT0, done);
-  });
+  const std::string ek = p + "event:src\te1";
+  admin.Command({"DEL", p + "ended", ek, ek + ":deliveries", p + "eventids:e1"});
+  // Both queued at once, so that both go before either answer tells the store.
+  std::promise<Result<std::vector<SubmitOutcome>>> submitted;
+  std::promise<Result<EventSubmitOutcome>> resent;
+  store.Submit({TestSpec("x"), TestSpec("y")}, kT0,
+               [&](Result<std::vector<SubmitOutcome>> r) { submitted.set_value(std::move(r)); });
+  store.SubmitEvent(event, {NewDelivery{"ep1", TestSpec("d2")}}, kT0,
+                    [&](Result<EventSubmitOutcome> r) { resent.set_value(std::move(r)); });
+  auto event_again = resent.get_future().get();
+  ASSERT_TRUE(event_again) << event_again.error().message;
+  EXPECT_TRUE(event_again->duplicate);
+  auto again = submitted.get_future().get();
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ((*again)[0].kind, SubmitKind::kDuplicate);
   EXPECT_EQ((*again)[0].status, core::TaskStatus::kSucceeded);
   EXPECT_EQ((*again)[1].kind, SubmitKind::kCreated);
   auto leased = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(10), done); });
   ASSERT_TRUE(leased);
-  ASSERT_EQ(leased->leases.size(), 1u);
-  EXPECT_EQ(leased->leases[0].task.spec.task_id, "y");
+  std::vector<std::string> ids;
+  for (const auto& l : leased->leases) ids.push_back(l.task.spec.task_id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"d1", "y"}));  // not x again, nor a d2
   store.Close();
 }
 

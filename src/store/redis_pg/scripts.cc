@@ -386,6 +386,13 @@ local function status_of(id)
   return 'unknown'
 end
 local function event_key(source, event_id) return P .. 'event:' .. source .. '\t' .. event_id end
+-- An event leaves Redis `ttl` ms after its last change (PEXPIRE; PostgreSQL keeps it, and the
+-- store brings it back from there when it is read, resent or redelivered).
+local function expire_event(ek, event_id, ttl)
+  for _, k in ipairs({ek, ek .. ':deliveries', P .. 'eventids:' .. event_id}) do
+    redis.call('PEXPIRE', k, ttl)
+  end
+end
 -- An event as stored: its fields and its deliveries {endpoint, task_id, status}, in order.
 local function stored_event(ek)
   local ds = {}
@@ -440,14 +447,21 @@ return out
 )LUA";
 
 // ARGV: P, now, mode ("new" | "add"), source, event_id, type, payload, trace, target?, received,
-// n, then n x (endpoint_id + the TASK_ARGS task arguments of create_task). The event and its
-// delivery tasks are written together or not at all: a taken task_id refuses the whole call.
+// n, then n x (endpoint_id + the TASK_ARGS task arguments of create_task), then known, ttl_ms.
+// The event and its delivery tasks are written together or not at all: a taken task_id refuses
+// the whole call. known: "0" when the caller brought the event back from PostgreSQL if it was
+// there, "-" when it did not ask (it believes nothing has left Redis yet): a new event is then
+// answered 'recheck' once something may have (P ended:gen checked).
 constexpr const char* kEvent = R"LUA(
 local now, mode, source, event_id = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local known, ttl = ARGV[#ARGV - 1], ARGV[#ARGV]
 local ek = event_key(source, event_id)
 local exists = redis.call('EXISTS', ek) == 1
 if mode == 'new' and exists then return {'duplicate', stored_event(ek)} end
 if mode == 'add' and not exists then return {'notfound'} end
+if mode == 'new' and known == '-' and redis.call('HGET', P .. 'ended:gen', 'checked') == '1' then
+  return {'recheck'}
+end
 local n = tonumber(ARGV[11])
 local seen = {}
 for j = 0, n - 1 do
@@ -472,6 +486,7 @@ if mode == 'new' then
   redis.call('ZADD', P .. 'eventids:' .. event_id, 0,
              string.format('%016d%016d', tonumber(ARGV[10]), seq) .. source)
 end
+expire_event(ek, event_id, ttl)
 event_snapshot(ek)
 return {'ok', stored_event(ek)}
 )LUA";
@@ -912,7 +927,8 @@ return {1, dropped}
 //   checked  (none)   PostgreSQL holds ended tasks whose claims were not written back: submits
 //                     look their ids up there (P ended:gen checked, see kRotateEnded)
 //   idem     4 per key: key, task_id, expiry, ms left until it (succeeded idempotency keys)
-//   events   9 per event: source event_id type payload trace target? received seq deliveries
+//   events   ttl_ms, then 9 per event: source event_id type payload trace target? received seq
+//            deliveries
 // Returns {how many it wrote, how many running tasks it made pending} (what Redis still had is
 // left alone and not counted).
 constexpr const char* kRestore = R"LUA(
@@ -987,7 +1003,7 @@ elseif mode == 'idem' then
     end
   end
 elseif mode == 'events' then
-  for i = 3, #ARGV, 9 do
+  for i = 4, #ARGV, 9 do
     local source, event_id = ARGV[i], ARGV[i + 1]
     local ek = event_key(source, event_id)
     if redis.call('EXISTS', ek) == 0 then
@@ -1002,6 +1018,7 @@ elseif mode == 'events' then
       end
       redis.call('ZADD', P .. 'eventids:' .. event_id, 0,
                  string.format('%016d%016d', tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7])) .. source)
+      expire_event(ek, event_id, ARGV[3])
       n_done = n_done + 1
     end
   end
