@@ -34,6 +34,7 @@ constexpr std::string_view kUsage =
     "usage: madeira_bench [--madeira PATH] [--runs N] [--only a,b,c,d,e,f,w] [--scale X] "
     "[--json FILE]\n"
     "                     [--store sqlite|redis-pg|sqlite,redis-pg] [--services-script PATH]\n"
+    "                     [--task-ids made|given]\n"
     "  --madeira  server binary (default build-bench/madeira)\n"
     "  --runs     runs per scenario, each on a fresh server; medians are reported (default 3)\n"
     "  --only     scenarios to run, by letter or name (webhooks = w); default all\n"
@@ -44,7 +45,9 @@ constexpr std::string_view kUsage =
     "             redis-pg runs the scenarios a, b, c, f (ids \"rp.a.batch\" in tables) on\n"
     "             MADEIRA_TEST_REDIS_URL + MADEIRA_TEST_DATABASE_URL when both are set, else\n"
     "             on a private Redis + PostgreSQL it starts and stops itself\n"
-    "  --services-script  what starts those (default scripts/test-services.sh)\n";
+    "  --services-script  what starts those (default scripts/test-services.sh)\n"
+    "  --task-ids made: a's envelopes leave task_id to the server (default); given: each\n"
+    "             names a unique one, as producers that set their own ids do\n";
 
 struct Flags {
   std::string madeira = "build-bench/madeira";
@@ -54,6 +57,7 @@ struct Flags {
   std::string json;
   std::vector<std::string> stores = {"sqlite"};
   std::string services_script = "scripts/test-services.sh";
+  bool given_ids = false;
 };
 
 std::vector<std::string> SplitList(const std::string& text) {
@@ -124,6 +128,9 @@ Flags ParseFlags(int argc, char** argv) {
         f.stores = SplitList(value);
       } else if (arg == "--services-script") {
         f.services_script = value;
+      } else if (arg == "--task-ids") {
+        if (value != "made" && value != "given") Usage(2);
+        f.given_ids = value == "given";
       } else {
         Usage(2);
       }
@@ -171,8 +178,8 @@ int main(int argc, char** argv) {
   const madeira::bench::MachineInfo machine = madeira::bench::ReadMachineInfo();
   std::printf("machine: %u CPUs, %s, %s\n", machine.cpus, machine.cpu_model.c_str(),
               machine.kernel.c_str());
-  std::printf("server: %s; %d run(s) per scenario, scale %g; client: 1 thread\n",
-              flags.madeira.c_str(), flags.runs, flags.scale);
+  std::printf("server: %s; %d run(s) per scenario, scale %g; client: 1 thread; task ids %s\n",
+              flags.madeira.c_str(), flags.runs, flags.scale, flags.given_ids ? "given" : "made");
 
   // One report and environment per store, in the order asked; redis-pg only when one of the
   // scenarios asked for runs on it (its services take a few seconds to start).
@@ -220,7 +227,7 @@ int main(int argc, char** argv) {
     report.id_prefix = store.IdPrefix();
     report.loadavg_start = madeira::bench::LoadAverage();
     reports.push_back(std::move(report));
-    envs.push_back(ScenarioEnv{flags.madeira, flags.scale, store});
+    envs.push_back(ScenarioEnv{flags.madeira, flags.scale, store, flags.given_ids});
   }
   std::printf("load average: %s\n\n", madeira::bench::LoadAverage().c_str());
 

@@ -35,6 +35,10 @@ struct ScenarioEnv {
   std::string madeira;  // path of the server binary
   double scale = 1.0;   // multiplies task counts (and the steady-state duration of c)
   StoreSetup store;     // what FreshServer(env) runs on
+  // a's envelopes name their task_id (unique ones), as a producer that sets its own ids does;
+  // by default the server makes them (on redis-pg, only given ids are looked up in PostgreSQL
+  // once ended ones may have left Redis).
+  bool given_ids = false;
 
   // `count` scaled, never below `floor`.
   long Scaled(long count, long floor = 1) const;

@@ -573,6 +573,8 @@ class RedisPgStore final : public Store {
         if (!sent && queue_.empty()) break;  // closed and drained
         next.swap(queue_);
       }
+      // PostgreSQL is asked about submitted ids while Redis runs the batch in flight.
+      AskRecordAboutIds(next);
       std::vector<RedisReply> replies;
       std::string lost;
       if (sent && sent->in_flight) {
@@ -583,7 +585,7 @@ class RedisPgStore final : public Store {
         }
       }
       RefuseNewWorkWithoutRecord(next);
-      LookUpSubmittedIds(next);
+      BringBackNewEvents(next);
       std::optional<SentBatch> next_sent = SendIfPipelined(next);
       if (sent) {
         if (lost.empty()) {
@@ -631,12 +633,11 @@ class RedisPgStore final : public Store {
     }
   }
 
-  // Once an id claim may have left Redis (kRotateEnded), a submitted id Redis does not know may
-  // still be a task PostgreSQL has: the batch's submitted ids are looked up there, in one
-  // query, and the calls carry what it said. PostgreSQL away: the submits are refused.
-  void LookUpSubmittedIds(std::deque<std::unique_ptr<Op>>& batch) {
+  // Once events may have left Redis (see kEvent), a new event is first brought back from
+  // PostgreSQL if it is there, so that a resend is still a duplicate. Uses the Redis
+  // connection: not while a batch is in flight.
+  void BringBackNewEvents(std::deque<std::unique_ptr<Op>>& batch) {
     if (!ids_checked_.load()) return;
-    // A new event's resend finds the earlier one in Redis again (the outbox is copied first).
     for (auto& op : batch) {
       if (op->settled() || !op->new_event()) continue;
       try {
@@ -647,6 +648,15 @@ class RedisPgStore final : public Store {
         op->Abort(Unavailable(std::string(e.what()) + "; nothing was accepted, try again"));
       }
     }
+  }
+
+  // Once an id claim may have left Redis (kRotateEnded), a submitted id Redis does not know may
+  // still be a task PostgreSQL has: the batch's submitted ids are looked up there, in one
+  // query, and the calls carry what it said. PostgreSQL away: the submits are refused. Only
+  // PostgreSQL is used, so this may run while a batch is in flight in Redis (a claim that
+  // leaves Redis meanwhile was in PostgreSQL long before: kRotateEnded).
+  void AskRecordAboutIds(std::deque<std::unique_ptr<Op>>& batch) {
+    if (!ids_checked_.load()) return;
     std::vector<Op*> submits;
     std::vector<std::string> ids;
     for (auto& op : batch) {
@@ -1011,7 +1021,7 @@ class RedisPgStore final : public Store {
   const core::Clock* clock_;                 // of the id claims' generations; null = system
   core::SystemClock system_clock_;
   core::Millis event_ttl_;  // how long an event stays in Redis after its last change
-  // Whether an id claim may have left Redis (see LookUpSubmittedIds); only ever turns true.
+  // Whether an id claim may have left Redis (see AskRecordAboutIds); only ever turns true.
   std::atomic<bool> ids_checked_;
   core::SystemRandom random_;  // lease ids
   std::mutex mu_;
