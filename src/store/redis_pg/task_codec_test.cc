@@ -119,6 +119,21 @@ TEST(PackedTask, AnOutboxEntryKeepsItsRecordsInOrder) {
   EXPECT_NE(batch.tasks_copy.find("\t" + escaped + "\t"), std::string::npos) << batch.tasks_copy;
 }
 
+// A task's change read before its full record (a reordered outbox) still gives the full row,
+// with the change over it: the task is written, at the change's version.
+TEST(PackedTask, AChangeBeforeItsTasksRecordStillWritesTheTask) {
+  const core::TaskSpec spec = Spec();
+  RedisReply entry = Flat({"j",
+                           R"([["kind","state","id",")" + spec.task_id +
+                               R"(","ver","5","status","running","attempts","1","updated","7"]])",
+                           "t", "41\tpending", "s", PackedSpec(spec, kNow)});
+  RecordBatch batch = BuildRecordBatch(RecordsFromFlat(entry));
+  EXPECT_EQ(batch.tasks, 1u);
+  EXPECT_EQ(batch.states, 0u);
+  EXPECT_EQ(batch.tasks_copy.rfind(spec.task_id + "\t41\t5\t", 0), 0u) << batch.tasks_copy;
+  EXPECT_NE(batch.tasks_copy.find("\trunning\t"), std::string::npos) << batch.tasks_copy;
+}
+
 TEST(PackedTask, AnEntryThatCannotBeReadSaysSo) {
   EXPECT_THROW(RecordsFromFlat(Flat({"s", PackedSpec(Spec(), kNow)})), std::runtime_error);
   EXPECT_THROW(RecordsFromFlat(Flat({"t", "41"})), std::runtime_error);
