@@ -113,6 +113,9 @@ class Backend {
   // RedisIoError.
   bool RestoreEventFromRecord(const std::string& event_id, const std::optional<std::string>& source,
                               Millis ttl);
+  // The same for several (source, event_id), in one query. Throws PgError and RedisIoError.
+  void RestoreEventsFromRecord(const std::vector<std::pair<std::string, std::string>>& events,
+                               Millis ttl);
 
   // Makes this backend read the outbox as `other`'s consumer, so that each sees (and may copy
   // again, harmlessly) the entries the other has read but not yet acknowledged: a read path

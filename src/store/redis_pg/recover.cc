@@ -30,6 +30,22 @@ void AppendEventRestoreArgs(std::vector<std::string>& args, const PgResult& r, i
   for (int c : {6, 7, 8}) args.push_back(r.Text(row, c));
 }
 
+// A text[] literal for a statement parameter: every element quoted, `"` and `\` escaped (event
+// ids may hold any character).
+std::string TextArray(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (const std::string& item : items) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char c : item) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
 // The Redis hash of a recorded task, as restore-script arguments (count first). A running task
 // comes back pending, ready now: its lease lived only in Redis.
 void AppendRestoreArgs(std::vector<std::string>& args, const core::Task& recorded, int64_t ver,
@@ -260,6 +276,27 @@ bool Backend::RestoreEventFromRecord(const std::string& event_id,
   RedisReply done = Call({Script::kRestore, std::move(args)});
   if (done.IsError()) throw RedisIoError("redis: restoring an event: " + done.str);
   return true;
+}
+
+void Backend::RestoreEventsFromRecord(
+    const std::vector<std::pair<std::string, std::string>>& events, Millis ttl) {
+  if (events.empty()) return;
+  std::vector<std::string> sources;
+  std::vector<std::string> ids;
+  for (const auto& [source, event_id] : events) {
+    sources.push_back(source);
+    ids.push_back(event_id);
+  }
+  PgResult r =
+      pg_.Exec(std::string("SELECT ") + kEventColumns +
+                   " FROM events JOIN unnest($1::text[], $2::text[]) AS k(source, event_id) "
+                   "USING (source, event_id)",
+               {TextArray(sources), TextArray(ids)});
+  if (r.Rows() == 0) return;
+  std::vector<std::string> args{"events", Num(ttl)};
+  for (int i = 0; i < r.Rows(); ++i) AppendEventRestoreArgs(args, r, i);
+  RedisReply done = Call({Script::kRestore, std::move(args)});
+  if (done.IsError()) throw RedisIoError("redis: restoring events: " + done.str);
 }
 
 }  // namespace madeira::store::redis_pg

@@ -638,16 +638,23 @@ class RedisPgStore final : public Store {
   // connection: not while a batch is in flight.
   void BringBackNewEvents(std::deque<std::unique_ptr<Op>>& batch) {
     if (!ids_checked_.load()) return;
+    std::vector<Op*> events;
+    std::vector<std::pair<std::string, std::string>> keys;
     for (auto& op : batch) {
       if (op->settled() || !op->new_event()) continue;
-      try {
-        backend_->RestoreEventFromRecord(op->new_event()->second, op->new_event()->first,
-                                         event_ttl_);
-        redis_pg::EventFromRecordChecked(*op->MutableCall());
-      } catch (const std::exception& e) {
+      events.push_back(op.get());
+      keys.push_back(*op->new_event());
+    }
+    if (events.empty()) return;
+    try {
+      backend_->RestoreEventsFromRecord(keys, event_ttl_);  // one query for the batch
+    } catch (const std::exception& e) {
+      for (Op* op : events) {
         op->Abort(Unavailable(std::string(e.what()) + "; nothing was accepted, try again"));
       }
+      return;
     }
+    for (Op* op : events) redis_pg::EventFromRecordChecked(*op->MutableCall());
   }
 
   // Once an id claim may have left Redis (kRotateEnded), a submitted id Redis does not know may

@@ -1201,6 +1201,30 @@ TEST(RedisPgStore, EndedIdClaimsLeaveRedisAfterTheirRetentionAndResubmitsStillFi
   ASSERT_EQ(redelivered->deliveries.size(), 2u);
   EXPECT_EQ(redelivered->deliveries[1].task_id, "deliv3");
   EXPECT_EQ(redelivered->deliveries[1].status, core::TaskStatus::kPending);
+  // Several new events in one batch are looked up in one query: the resent ones (whatever
+  // their ids hold) are duplicates, the new one is not.
+  const EventRecord odd = TestEvent("e\"2\\x\n,{}");
+  ASSERT_TRUE(Await<EventSubmitOutcome>([&](auto done) {
+    store.SubmitEvent(odd, {NewDelivery{"ep1", TestSpec("deliv4")}}, kT0, done);
+  }));
+  expire();
+  claims.admin.Command({"DEL", claims.Key("event:src\t" + odd.event_id),
+                        claims.Key("event:src\t" + odd.event_id + ":deliveries"),
+                        claims.Key("eventids:" + odd.event_id)});
+  std::vector<std::promise<Result<EventSubmitOutcome>>> answers(3);
+  const std::vector<EventRecord> sent = {event, odd, TestEvent("e3")};
+  for (size_t i = 0; i < sent.size(); ++i) {
+    store.SubmitEvent(
+        sent[i], {NewDelivery{"ep1", TestSpec("deliv-x" + std::to_string(i))}}, kT0,
+        [&answers, i](Result<EventSubmitOutcome> r) { answers[i].set_value(std::move(r)); });
+  }
+  std::vector<bool> duplicate;
+  for (auto& a : answers) {
+    auto r = a.get_future().get();
+    ASSERT_TRUE(r) << r.error().message;
+    duplicate.push_back(r->duplicate);
+  }
+  EXPECT_EQ(duplicate, (std::vector<bool>{true, true, false}));
   auto cancelled = Await<core::Task>([&](auto done) { store.Cancel("old", kT0 + 5, done); });
   ASSERT_FALSE(cancelled);
   EXPECT_EQ(cancelled.error().code, core::ErrorCode::kTaskTerminal) << cancelled.error().message;
@@ -1209,7 +1233,7 @@ TEST(RedisPgStore, EndedIdClaimsLeaveRedisAfterTheirRetentionAndResubmitsStillFi
   ASSERT_TRUE(leased);
   std::vector<std::string> ids;
   for (const auto& l : leased->leases) ids.push_back(l.task.spec.task_id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"fresh", "made-here", "deliv3"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{"fresh", "made-here", "deliv3", "deliv4", "deliv-x2"}));
   store.Close();
 }
 
