@@ -113,9 +113,10 @@ class Backend {
   // RedisIoError.
   bool RestoreEventFromRecord(const std::string& event_id, const std::optional<std::string>& source,
                               Millis ttl);
-  // The same for several (source, event_id), in one query. Throws PgError and RedisIoError.
-  void RestoreEventsFromRecord(const std::vector<std::pair<std::string, std::string>>& events,
-                               Millis ttl);
+  // The same for several (source, event_id), in one query; how many PostgreSQL has. Throws
+  // PgError and RedisIoError.
+  int RestoreEventsFromRecord(const std::vector<std::pair<std::string, std::string>>& events,
+                              Millis ttl);
 
   // Makes this backend read the outbox as `other`'s consumer, so that each sees (and may copy
   // again, harmlessly) the entries the other has read but not yet acknowledged: a read path
@@ -160,6 +161,9 @@ class Backend {
   // go to the stream P outbox:rejected with the error, logged, instead of stopping the copy.
   std::set<std::string> CopyEntries(const std::vector<OutboxEntry>& entries);
   void TrimOutbox();  // drops the entries every process has copied
+  // Writes recorded events (rows of recover.cc's kEventColumns) back into Redis for `ttl` ms
+  // unless Redis has them; returns how many rows there were.
+  int RestoreEventRows(const PgResult& rows, Millis ttl);
   std::optional<LiveTask> GetLive(const std::string& task_id);
   std::optional<core::Task> GetRecorded(const std::string& task_id);
   Result<std::vector<LiveTask>> SelectDead(const DeadSelector& selector);

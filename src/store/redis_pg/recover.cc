@@ -180,16 +180,21 @@ Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl,
     report.tasks += *done;
   }
 
-  // The id claims of tasks ended within the retention: a resubmit of one stays a duplicate (or
-  // a conflict). Older ones stay in PostgreSQL only, which submits then ask (mode checked).
+  // Only what ended within the retention comes back: claims of tasks ended in it, events
+  // received within two. When PostgreSQL holds older ones, submits and new events must ask it
+  // (mode checked).
   const std::string recent = Num(now - ended_claims_retention);
-  if (pg_.Exec("SELECT 1 FROM tasks WHERE status IN ('succeeded', 'cancelled') AND updated_at <= "
-               "$1 LIMIT 1",
-               {recent})
-          .Rows() > 0) {
+  const Millis event_ttl = 2 * ended_claims_retention;
+  const std::string recent_events = Num(now - event_ttl);
+  if (pg_.Exec("SELECT EXISTS (SELECT 1 FROM tasks WHERE status IN ('succeeded', 'cancelled') AND "
+               "updated_at <= $1) OR EXISTS (SELECT 1 FROM events WHERE received_at <= $2)",
+               {recent, recent_events})
+          .Text(0, 0) == "t") {
     auto done = restore({"checked"});
     if (!done) return done.error();
   }
+
+  // The id claims of ended tasks: a resubmit of one stays a duplicate (or a conflict).
   for (int64_t after = 0;;) {
     PgResult r = pg_.Exec(
         "SELECT task_id, status, content_hash, seq FROM tasks WHERE status IN ('succeeded', "
@@ -229,15 +234,7 @@ Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl,
     }
   }
 
-  // The events received within their time in Redis (older ones come back from PostgreSQL
-  // when read, resent or redelivered: mode checked).
-  const Millis event_ttl = 2 * ended_claims_retention;
-  const std::string recent_events = Num(now - event_ttl);
-  if (pg_.Exec("SELECT 1 FROM events WHERE received_at <= $1 LIMIT 1", {recent_events}).Rows() >
-      0) {
-    auto done = restore({"checked"});
-    if (!done) return done.error();
-  }
+  // The events (older ones come back from PostgreSQL when read, resent or redelivered).
   for (int64_t after = 0;;) {
     PgResult r =
         pg_.Exec(std::string("SELECT ") + kEventColumns +
@@ -263,40 +260,41 @@ Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl,
 
 bool Backend::RestoreEventFromRecord(const std::string& event_id,
                                      const std::optional<std::string>& source, Millis ttl) {
+  if (source) return RestoreEventsFromRecord({{*source, event_id}}, ttl) > 0;
   // No flush of the outbox first: an event leaves Redis `ttl` after its last change, whose
   // record was copied long before (a new event is answered only once it is).
-  const std::string select = std::string("SELECT ") + kEventColumns + " FROM events WHERE ";
-  PgResult r = source
-                   ? pg_.Exec(select + "event_id = $1 AND source = $2", {event_id, *source})
-                   : pg_.Exec(select + "event_id = $1 ORDER BY received_at DESC, seq DESC LIMIT 1",
-                              {event_id});
-  if (r.Rows() == 0) return false;
-  std::vector<std::string> args{"events", Num(ttl)};
-  AppendEventRestoreArgs(args, r, 0);
-  RedisReply done = Call({Script::kRestore, std::move(args)});
-  if (done.IsError()) throw RedisIoError("redis: restoring an event: " + done.str);
-  return true;
+  return RestoreEventRows(
+             pg_.Exec(std::string("SELECT ") + kEventColumns +
+                          " FROM events WHERE event_id = $1 ORDER BY received_at DESC, seq DESC "
+                          "LIMIT 1",
+                      {event_id}),
+             ttl) > 0;
 }
 
-void Backend::RestoreEventsFromRecord(
-    const std::vector<std::pair<std::string, std::string>>& events, Millis ttl) {
-  if (events.empty()) return;
+int Backend::RestoreEventsFromRecord(const std::vector<std::pair<std::string, std::string>>& events,
+                                     Millis ttl) {
+  if (events.empty()) return 0;
   std::vector<std::string> sources;
   std::vector<std::string> ids;
   for (const auto& [source, event_id] : events) {
     sources.push_back(source);
     ids.push_back(event_id);
   }
-  PgResult r =
+  return RestoreEventRows(
       pg_.Exec(std::string("SELECT ") + kEventColumns +
                    " FROM events JOIN unnest($1::text[], $2::text[]) AS k(source, event_id) "
                    "USING (source, event_id)",
-               {TextArray(sources), TextArray(ids)});
-  if (r.Rows() == 0) return;
+               {TextArray(sources), TextArray(ids)}),
+      ttl);
+}
+
+int Backend::RestoreEventRows(const PgResult& rows, Millis ttl) {
+  if (rows.Rows() == 0) return 0;
   std::vector<std::string> args{"events", Num(ttl)};
-  for (int i = 0; i < r.Rows(); ++i) AppendEventRestoreArgs(args, r, i);
+  for (int i = 0; i < rows.Rows(); ++i) AppendEventRestoreArgs(args, rows, i);
   RedisReply done = Call({Script::kRestore, std::move(args)});
   if (done.IsError()) throw RedisIoError("redis: restoring events: " + done.str);
+  return rows.Rows();
 }
 
 }  // namespace madeira::store::redis_pg
