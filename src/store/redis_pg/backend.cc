@@ -442,8 +442,8 @@ void Backend::TrimOutbox() {
   }
   if (calls.empty()) return;
   std::vector<RedisReply> replies = Pipeline(std::move(calls));
-  const RedisReply& rotated = replies.back();
   if (clock_ == nullptr) return;
+  const RedisReply& rotated = replies.back();
   if (rotated.IsError()) throw RedisIoError("redis: rotating the ended id claims: " + rotated.str);
   if (rotated.elements.size() >= 2) {
     if (rotated.elements[0].integer == 1) ended_checked_->store(true);

@@ -369,9 +369,8 @@ RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries) {
       LiveTask live = TaskFromFields(f);
       const core::Task& t = live.task;
       auto& slot = tasks[t.spec.task_id];
-      const bool newer_full_row =
-          !slot.second.empty() && slot.first >= live.ver && slot.second.contains("payload");
-      if (newer_full_row) continue;
+      const bool newer_in_batch = !slot.second.empty() && slot.first >= live.ver;
+      if (newer_in_batch && slot.second.contains("payload")) continue;  // a newer full row
       boost::json::object o;
       o["task_id"] = t.spec.task_id;
       o["seq"] = t.seq;
@@ -398,7 +397,7 @@ RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries) {
       o["deduplicated"] = t.deduplicated;
       o["fast_retries_used"] = t.fast_retries_used;
       o["in_fast_retry"] = t.in_fast_retry;
-      if (!slot.second.empty() && slot.first >= live.ver) {
+      if (newer_in_batch) {
         // A newer change of the task came first (stream order makes its full record come
         // first; only a reordered outbox does this): the full row, with that change over it,
         // rather than a change with no row to change and a task never written.
