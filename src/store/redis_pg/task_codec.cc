@@ -1,6 +1,8 @@
 #include "store/redis_pg/task_codec.h"
 
+#include <array>
 #include <boost/json.hpp>
+#include <charconv>
 #include <map>
 #include <stdexcept>
 
@@ -41,90 +43,137 @@ std::optional<core::AttemptOutcome> Outcome(const std::string& text) {
   return std::nullopt;
 }
 
+// A row for the record as text values in COPY column order; std::nullopt = NULL. Built
+// straight from the records' strings: a flush holds hundreds of rows, and JSON objects in
+// between cost more than the rows' own bytes.
+using Row = std::vector<std::optional<std::string>>;
+
+// kPgTaskColumns, by index.
+enum TaskColumn : size_t {
+  kTaskId,
+  kSeq,
+  kVer,
+  kQueue,
+  kTaskType,
+  kPayloadVersion,
+  kPayload,
+  kScheduleTime,
+  kTimeoutMs,
+  kMaxRetries,
+  kPriority,
+  kTraceId,
+  kIdempotencyKey,
+  kContentHash,
+  kStatusColumn,
+  kRetryCount,
+  kAttempts,
+  kCreatedAt,
+  kUpdatedAt,
+  kNextAttemptAt,
+  kLastError,
+  kResult,
+  kDeduplicated,
+  kFastRetriesUsed,
+  kInFastRetry,
+  kTaskColumnCount
+};
+// kPgStateColumns: the task columns that change after creation, in their COPY order.
+constexpr std::array<TaskColumn, 12> kStateColumns = {
+    kTaskId,        kVer,       kStatusColumn, kRetryCount,   kAttempts,        kUpdatedAt,
+    kNextAttemptAt, kLastError, kResult,       kDeduplicated, kFastRetriesUsed, kInFastRetry};
+
+// A record's number as text, checked: PostgreSQL would refuse the whole batch over one bad value.
+std::string IntText(const std::string& text, const char* name) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || text.empty()) {
+    throw std::runtime_error(std::string("record field ") + name + " is not a number");
+  }
+  return text;
+}
+std::string NeedInt(const Fields& f, const char* name) { return IntText(Need(f, name), name); }
+std::string IntOrZero(const Fields& f, const char* name) {
+  auto it = f.find(name);
+  return it == f.end() ? std::string("0") : IntText(it->second, name);
+}
+std::string FlagText(const Fields& f, const char* name) { return Flag(f, name) ? "t" : "f"; }
+
 // The columns a kind=state entry carries (see record_state in scripts.cc); absent = NULL.
-void ApplyState(boost::json::object& o, const Fields& f, int64_t ver) {
-  o["ver"] = ver;
-  o["status"] = core::TaskStatusName(Status(Need(f, "status")));
-  o["retry_count"] = NumOr(f, "retry", 0);
-  o["attempts"] = NumOr(f, "attempts", 0);
-  o["updated_at"] = Num(f, "updated");
-  auto set_or_erase = [&](const char* column, std::optional<boost::json::value> v) {
-    if (v) {
-      o[column] = std::move(*v);
-    } else {
-      o.erase(column);
-    }
-  };
+void ApplyState(Row& row, const Fields& f, int64_t ver) {
+  row[kVer] = std::to_string(ver);
+  row[kStatusColumn] = std::string(core::TaskStatusName(Status(Need(f, "status"))));
+  row[kRetryCount] = IntOrZero(f, "retry");
+  row[kAttempts] = IntOrZero(f, "attempts");
+  row[kUpdatedAt] = NeedInt(f, "updated");
+  // "" = none: a lease blanks it (one HSET instead of an HSET and an HDEL).
   auto next = Maybe(f, "next");
-  set_or_erase("next_attempt_at", next && !next->empty()
-                                      ? std::optional<boost::json::value>(std::stoll(*next))
-                                      : std::nullopt);
-  auto text = [&](const char* name) -> std::optional<boost::json::value> {
-    auto v = Maybe(f, name);
-    if (!v) return std::nullopt;
-    return boost::json::value(*v);
-  };
-  set_or_erase("last_error", text("lerr"));
-  set_or_erase("result", text("result"));
-  o["deduplicated"] = Flag(f, "dedup");
-  o["fast_retries_used"] = NumOr(f, "fastused", 0);
-  o["in_fast_retry"] = Flag(f, "infast");
+  row[kNextAttemptAt] =
+      next && !next->empty() ? std::optional<std::string>(IntText(*next, "next")) : std::nullopt;
+  row[kLastError] = Maybe(f, "lerr");
+  row[kResult] = Maybe(f, "result");
+  row[kDeduplicated] = FlagText(f, "dedup");
+  row[kFastRetriesUsed] = IntOrZero(f, "fastused");
+  row[kInFastRetry] = FlagText(f, "infast");
+}
+
+// A task's full row from its full record (a hash as TaskFromFields reads it).
+Row FullRow(const Fields& f, int64_t ver) {
+  Row row(kTaskColumnCount);
+  row[kTaskId] = Need(f, "id");
+  row[kSeq] = NeedInt(f, "seq");
+  row[kQueue] = Need(f, "queue");
+  row[kTaskType] = Need(f, "type");
+  row[kPayloadVersion] = NeedInt(f, "pv");
+  row[kPayload] = Need(f, "payload");
+  row[kScheduleTime] = NeedInt(f, "sched");
+  row[kTimeoutMs] = NeedInt(f, "timeout");
+  row[kMaxRetries] = NeedInt(f, "maxr");
+  row[kPriority] = NeedInt(f, "prio");
+  row[kTraceId] = Need(f, "trace");
+  row[kIdempotencyKey] = Maybe(f, "ikey");
+  row[kContentHash] = Need(f, "chash");
+  row[kCreatedAt] = NeedInt(f, "created");
+  ApplyState(row, f, ver);
+  return row;
 }
 
 // One value in COPY's text format: \N for none; backslash, tab, newline and carriage return
 // escaped (the only bytes the format gives a meaning).
-void AppendCopyValue(std::string& out, const boost::json::value* v) {
-  if (v == nullptr || v->is_null()) {
+void AppendCopyValue(std::string& out, const std::optional<std::string>& v) {
+  if (!v) {
     out += "\\N";
-  } else if (v->is_string()) {
-    for (char c : v->get_string()) {
-      switch (c) {
-        case '\\':
-          out += "\\\\";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        default:
-          out += c;
-      }
+    return;
+  }
+  std::string_view rest = *v;
+  for (;;) {
+    const size_t special = rest.find_first_of("\\\t\n\r");
+    out.append(rest.substr(0, special));
+    if (special == std::string_view::npos) return;
+    switch (rest[special]) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += "\\r";
     }
-  } else if (v->is_bool()) {
-    out += v->get_bool() ? 't' : 'f';
-  } else if (v->is_int64()) {
-    out += std::to_string(v->get_int64());
-  } else {
-    throw std::runtime_error("a record column holds neither text, a number nor a flag");
+    rest.remove_prefix(special + 1);
   }
 }
 
-// The names of a column list ("a, b, c"), in order.
-std::vector<std::string> ColumnNames(std::string_view all) {
-  std::vector<std::string> out;
-  while (!all.empty()) {
-    const size_t comma = all.find(',');
-    std::string_view name = all.substr(0, comma);
-    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
-    out.emplace_back(name);
-    all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
-  }
-  return out;
-}
-
-// One line of COPY text: the row's values for `columns`, absent ones \N.
-void AppendCopyRow(std::string& out, const boost::json::object& row,
-                   const std::vector<std::string>& columns) {
+// One line of COPY text: the row's values, in order.
+void AppendCopyRow(std::string& out, const Row& row) {
   bool first = true;
-  for (const std::string& column : columns) {
+  for (const std::optional<std::string>& v : row) {
     if (!first) out += '\t';
     first = false;
-    AppendCopyValue(out, row.if_contains(column));
+    AppendCopyValue(out, v);
   }
   out += '\n';
 }
@@ -357,76 +406,58 @@ core::Attempt AttemptFromRow(const PgResult& r, int row) {
 }
 
 RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries) {
-  // The newest version of each task: a full row, or (kind=state only) the changed columns.
-  std::map<std::string, std::pair<int64_t, boost::json::object>> tasks;
-  std::map<std::pair<std::string, int64_t>, boost::json::object> attempts;
+  // The newest version of each task: its full row, or (kind=state only) its state columns.
+  struct TaskSlot {
+    int64_t ver = 0;
+    bool full = false;
+    Row row = Row(kTaskColumnCount);
+  };
+  std::map<std::string, TaskSlot> tasks;
+  std::map<std::pair<std::string, int64_t>, Row> attempts;
   std::map<std::pair<std::string, std::string>, boost::json::object> events;
   for (const Fields* record : entries) {
     const Fields& f = *record;
     auto kind = f.find("kind");
     if (kind == f.end()) continue;
     if (kind->second == "task") {
-      LiveTask live = TaskFromFields(f);
-      const core::Task& t = live.task;
-      auto& slot = tasks[t.spec.task_id];
-      const bool newer_in_batch = !slot.second.empty() && slot.first >= live.ver;
-      if (newer_in_batch && slot.second.contains("payload")) continue;  // a newer full row
-      boost::json::object o;
-      o["task_id"] = t.spec.task_id;
-      o["seq"] = t.seq;
-      o["ver"] = live.ver;
-      o["queue"] = t.spec.queue;
-      o["task_type"] = t.spec.task_type;
-      o["payload_version"] = t.spec.payload_version;
-      o["payload"] = t.spec.payload;
-      o["schedule_time"] = t.spec.schedule_time;
-      o["timeout_ms"] = t.spec.timeout_ms;
-      o["max_retries"] = t.spec.max_retries;
-      o["priority"] = t.spec.priority;
-      o["trace_id"] = t.spec.trace_id;
-      if (t.spec.idempotency_key) o["idempotency_key"] = *t.spec.idempotency_key;
-      o["content_hash"] = t.spec.content_hash;
-      o["status"] = core::TaskStatusName(t.status);
-      o["retry_count"] = t.retry_count;
-      o["attempts"] = t.attempts;
-      o["created_at"] = t.created_at;
-      o["updated_at"] = t.updated_at;
-      if (t.next_attempt_at) o["next_attempt_at"] = *t.next_attempt_at;
-      if (t.last_error) o["last_error"] = *t.last_error;
-      if (t.result) o["result"] = *t.result;
-      o["deduplicated"] = t.deduplicated;
-      o["fast_retries_used"] = t.fast_retries_used;
-      o["in_fast_retry"] = t.in_fast_retry;
+      const int64_t ver = NumOr(f, "ver", 0);
+      auto [it, made] = tasks.try_emplace(Need(f, "id"));
+      TaskSlot& slot = it->second;
+      const bool newer_in_batch = !made && slot.ver >= ver;
+      if (newer_in_batch && slot.full) continue;
+      Row row = FullRow(f, ver);
       if (newer_in_batch) {
         // A newer change of the task came first (stream order makes its full record come
         // first; only a reordered outbox does this): the full row, with that change over it,
         // rather than a change with no row to change and a task never written.
-        for (const auto& [column, value] : slot.second) o[column] = value;
-        slot.second = std::move(o);
-        continue;
+        for (TaskColumn c : kStateColumns) row[c] = std::move(slot.row[c]);
+      } else {
+        slot.ver = ver;
       }
-      slot = {live.ver, std::move(o)};
+      slot.row = std::move(row);
+      slot.full = true;
     } else if (kind->second == "state") {
       const std::string& id = Need(f, "id");
       const int64_t ver = Num(f, "ver");
-      auto& slot = tasks[id];
-      if (!slot.second.empty() && slot.first >= ver) continue;
-      if (slot.second.empty()) slot.second["task_id"] = id;
-      ApplyState(slot.second, f, ver);  // over the full row, when the batch holds it
-      slot.first = ver;
+      auto [it, made] = tasks.try_emplace(id);
+      TaskSlot& slot = it->second;
+      if (!made && slot.ver >= ver) continue;
+      slot.row[kTaskId] = id;
+      ApplyState(slot.row, f, ver);  // over the full row, when the batch holds it
+      slot.ver = ver;
     } else if (kind->second == "attempt") {
-      boost::json::object o;
-      o["task_id"] = Need(f, "task_id");
-      int64_t n = Num(f, "attempt");
-      o["attempt"] = n;
-      o["worker_id"] = Need(f, "worker");
-      o["started_at"] = Num(f, "started");
-      o["finished_at"] = Num(f, "finished");
-      o["outcome"] = Need(f, "outcome");
-      if (auto e = Maybe(f, "error")) o["error"] = *e;
-      if (auto h = Maybe(f, "http")) o["http_status"] = std::stoll(*h);
-      if (auto x = Maybe(f, "excerpt")) o["response_excerpt"] = *x;
-      attempts[{Need(f, "task_id"), n}] = std::move(o);
+      const std::string& task_id = Need(f, "task_id");
+      const std::string attempt = NeedInt(f, "attempt");
+      auto h = Maybe(f, "http");
+      attempts[{task_id, std::stoll(attempt)}] = Row{task_id,
+                                                     attempt,
+                                                     Need(f, "worker"),
+                                                     NeedInt(f, "started"),
+                                                     NeedInt(f, "finished"),
+                                                     Need(f, "outcome"),
+                                                     Maybe(f, "error"),
+                                                     h ? std::optional(IntText(*h, "http")) : h,
+                                                     Maybe(f, "excerpt")};
     } else if (kind->second == "event") {
       boost::json::object o;
       o["source"] = Need(f, "source");
@@ -444,20 +475,20 @@ RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries) {
       if (slot.empty() || slot.at("n_deliveries").as_int64() <= n) slot = std::move(o);
     }
   }
-  static const std::vector<std::string> task_columns = ColumnNames(kPgTaskColumns);
-  static const std::vector<std::string> state_columns = ColumnNames(kPgStateColumns);
-  static const std::vector<std::string> attempt_columns = ColumnNames(kPgAttemptRowColumns);
   RecordBatch batch;
+  Row state(kStateColumns.size());
   for (auto& [id, slot] : tasks) {
-    if (slot.second.contains("payload")) {
-      AppendCopyRow(batch.tasks_copy, slot.second, task_columns);
+    if (slot.full) {
+      AppendCopyRow(batch.tasks_copy, slot.row);
       ++batch.tasks;
     } else {
-      AppendCopyRow(batch.states_copy, slot.second, state_columns);
+      for (size_t i = 0; i < kStateColumns.size(); ++i)
+        state[i] = std::move(slot.row[kStateColumns[i]]);
+      AppendCopyRow(batch.states_copy, state);
       ++batch.states;
     }
   }
-  for (auto& [key, o] : attempts) AppendCopyRow(batch.attempts_copy, o, attempt_columns);
+  for (auto& [key, row] : attempts) AppendCopyRow(batch.attempts_copy, row);
   batch.attempts = attempts.size();
   boost::json::array ea;
   for (auto& [key, o] : events) ea.push_back(std::move(o));

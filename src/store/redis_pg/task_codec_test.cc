@@ -134,6 +134,31 @@ TEST(PackedTask, AChangeBeforeItsTasksRecordStillWritesTheTask) {
   EXPECT_NE(batch.tasks_copy.find("\trunning\t"), std::string::npos) << batch.tasks_copy;
 }
 
+// A flush's changes and attempts become lines in the column order of kPgStateColumns and
+// kPgAttemptRowColumns, absent values \N, the newest change of a task only.
+TEST(PackedTask, ChangesAndAttemptsBecomeRowsInColumnOrder) {
+  RedisReply entry = Flat(
+      {"j", R"([["kind","state","id","t-1","ver","2","status","running","attempts","1",)"
+            R"("updated","10","next",""],)"
+            R"(["kind","attempt","task_id","t-1","attempt","1","worker","w\t1","started","10",)"
+            R"("finished","12","outcome","failed","error","{\"e\":1}","http","503"],)"
+            R"(["kind","state","id","t-1","ver","3","status","retrying","retry","1",)"
+            R"("attempts","1","updated","12","next","99","lerr","bad\nline","fastused","1",)"
+            R"("infast","1"]])"});
+  RecordBatch batch = BuildRecordBatch(RecordsFromFlat(entry));
+  EXPECT_EQ(batch.tasks, 0u);
+  EXPECT_EQ(batch.states, 1u);
+  EXPECT_EQ(batch.states_copy, "t-1\t3\tretrying\t1\t1\t12\t99\tbad\\nline\t\\N\tf\t1\tt\n");
+  EXPECT_EQ(batch.attempts, 1u);
+  EXPECT_EQ(batch.attempts_copy, "t-1\t1\tw\\t1\t10\t12\tfailed\t{\"e\":1}\t503\t\\N\n");
+}
+
+TEST(PackedTask, ARecordWithABadNumberIsNotCopied) {
+  RedisReply entry =
+      Flat({"j", R"([["kind","state","id","t-1","ver","2","status","running","updated","1x"]])"});
+  EXPECT_THROW(BuildRecordBatch(RecordsFromFlat(entry)), std::runtime_error);
+}
+
 TEST(PackedTask, AnEntryThatCannotBeReadSaysSo) {
   EXPECT_THROW(RecordsFromFlat(Flat({"s", PackedSpec(Spec(), kNow)})), std::runtime_error);
   EXPECT_THROW(RecordsFromFlat(Flat({"t", "41"})), std::runtime_error);
