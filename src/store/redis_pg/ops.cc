@@ -34,7 +34,8 @@ RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now) {
   const std::string at = Num(now);
   for (const core::TaskSpec& t : tasks) {
     call.args.push_back(at);
-    call.args.push_back(t.id_made_here ? "0" : "-");  // a fresh UUIDv7: nothing to ask
+    // A fresh UUIDv7 ("n"): no claim of it can exist, here or in PostgreSQL; nothing to look up.
+    call.args.push_back(t.id_made_here ? "n" : "-");
     AppendTaskArgs(call.args, t, now);
   }
   return call;

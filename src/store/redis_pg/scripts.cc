@@ -413,8 +413,9 @@ end
 
 // ARGV: P, then 2 + TASK_ARGS per task: now, known, then create_task's. One reply per task, in
 // order (the store sends the submits queued together as one call). `known` is what PostgreSQL
-// said of the id: "+status\tcontent_hash" (it has the task), "0" (it has not, or the id was
-// just made by the server), "-" (not asked: the caller believes no id claim has left Redis). An
+// said of the id: "+status\tcontent_hash" (it has the task), "0" (it has not), "n" (the server
+// just made the id: no claim of it can exist, so Redis is not asked either), "-" (not asked:
+// the caller believes no id claim has left Redis). An
 // unasked id Redis does not know is answered 'recheck' (and nothing made) once a claim may have
 // left (P ended:gen checked): the caller asks PostgreSQL and submits again.
 constexpr const char* kSubmit = R"LUA(
@@ -423,8 +424,11 @@ local out = {}
 for j = 2, #ARGV, 2 + TASK_ARGS do
   local now, known, i = ARGV[j], ARGV[j + 1], j + 2
   local id, chash = ARGV[i], ARGV[i + 8]
-  local live = live_queue(id)
-  local ended = (not live) and ended_claim(id)
+  local live, ended = nil, nil
+  if known ~= 'n' then
+    live = live_queue(id)
+    ended = (not live) and ended_claim(id)
+  end
   if not live and not ended and string.sub(known, 1, 1) == '+' then ended = string.sub(known, 2) end
   if live then
     local h = redis.call('HMGET', tkey(live, id), 'chash', 'status')
