@@ -181,7 +181,7 @@ local function flush_gathered()
 end
 local function member(prio, ready, seq, id)
   if ready < 0 then ready = 0 end
-  return string.format('%04d%016d%016d', 1000 - prio, ready, seq) .. id
+  return string.format('%04d%016d%016d%s', 1000 - prio, ready, seq, id)
 end
 local function member_of(k, id)
   local h = redis.call('HMGET', k, 'prio', 'ready', 'seq')
@@ -327,8 +327,8 @@ local function attempt_record(k, id, now, outcome, err, http, excerpt)
 end
 -- The queue of a live task (P ids), counting those this script created (their P ids entries
 -- are gathered).
-local NEW_IDS = {}
-local function live_queue(id) return NEW_IDS[id] or redis.call('HGET', P .. 'ids', id) end
+local NEW_IDS, IDS_KEY = {}, P .. 'ids'
+local function live_queue(id) return NEW_IDS[id] or redis.call('HGET', IDS_KEY, id) end
 -- A new task from TASK_ARGS arguments at a[i]: id type queue pv sched timeout prio ikey? chash
 -- spec (AppendTaskArgs in ops.cc). Returns its status.
 local TASK_ARGS = 10
@@ -342,17 +342,21 @@ local function create_task(now, a, i)
   -- The hash holds what the scripts read or change; the rest of the task only in its packed
   -- spec (PackedSpec in task_codec.cc), whose own values these override. Counters and flags
   -- that start at 0 (retry attempts dedup fastused infast token) are absent until set.
-  local fields = {'type', a[i + 1], 'queue', q, 'pv', a[i + 3], 'timeout', a[i + 5],
-    'prio', prio, 'chash', a[i + 8], 'status', status, 'updated', now, 'next', sched,
-    'ready', sched, 'seq', s(seq), 'ver', '1', 'spec', spec}
+  -- (The values go to HSET as arguments, not through a table and unpack: a submit's hottest
+  -- line.)
+  local seq_text = s(seq)
   if ikey then
-    fields[#fields + 1] = 'ikey'
-    fields[#fields + 1] = ikey
+    redis.call('HSET', k, 'type', a[i + 1], 'queue', q, 'pv', a[i + 3], 'timeout', a[i + 5],
+      'prio', prio, 'chash', a[i + 8], 'status', status, 'updated', now, 'next', sched,
+      'ready', sched, 'seq', seq_text, 'ver', '1', 'spec', spec, 'ikey', ikey)
+  else
+    redis.call('HSET', k, 'type', a[i + 1], 'queue', q, 'pv', a[i + 3], 'timeout', a[i + 5],
+      'prio', prio, 'chash', a[i + 8], 'status', status, 'updated', now, 'next', sched,
+      'ready', sched, 'seq', seq_text, 'ver', '1', 'spec', spec)
   end
-  redis.call('HSET', k, unpack(fields))
-  record({meta = s(seq) .. '\t' .. status, spec = spec})
+  record({meta = seq_text .. '\t' .. status, spec = spec})
   NEW_IDS[id] = q
-  later('HSET', P .. 'ids', id, q)
+  later('HSET', IDS_KEY, id, q)
   add_queue(q)
   if status == 'scheduled' then
     later('ZADD', qkey(q, 'due'), sched, id)
@@ -577,7 +581,8 @@ for _, q in ipairs(queues) do
     end
   end
 end
-table.sort(chosen, function(a, b) return a[1] < b[1] end)
+-- Across queues, the best first (one queue's ZRANGE is in that order already).
+if #queues > 1 then table.sort(chosen, function(a, b) return a[1] < b[1] end) end
 local deduped = {}
 for _, d in ipairs(dedupe) do
   local q, id, m = d[1], d[2], d[3]
