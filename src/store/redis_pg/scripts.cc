@@ -311,13 +311,16 @@ local function attempt_record_of(h, id, now, outcome, err, http, excerpt)
   local o = {'kind', 'attempt', 'task_id', id, 'attempt', h.attempts, 'worker', h.worker or '',
              'started', h.astart or now, 'finished', now, 'outcome', outcome}
   local n = #o
-  for _, f in ipairs({{'error', err}, {'http', http}, {'excerpt', excerpt}}) do
-    local x = opt(f[2])
+  local function add(name, v)  -- an optional argument, if given
+    local x = opt(v)
     if x then
-      o[n + 1], o[n + 2] = f[1], x
+      o[n + 1], o[n + 2] = name, x
       n = n + 2
     end
   end
+  add('error', err)
+  add('http', http)
+  add('excerpt', excerpt)
   record(o)
 end
 local function attempt_record(k, id, now, outcome, err, http, excerpt)
@@ -611,10 +614,9 @@ for j = 1, math.min(#chosen, want) do
   h.status, h.lease, h.astart, h.deadline, h.worker = 'running', lease_id, ARGV[2], s(deadline),
     worker
   h.ver, h.updated, h.next = s(tonumber(h.ver) + 1), ARGV[2], ''
-  local changes = {'token', h.token, 'attempts', h.attempts, 'status', 'running',
-                   'lease', lease_id, 'astart', ARGV[2], 'deadline', h.deadline, 'worker', worker,
-                   'ver', h.ver, 'updated', ARGV[2], 'next', ''}
-  redis.call('HSET', k, unpack(changes))
+  redis.call('HSET', k, 'token', h.token, 'attempts', h.attempts, 'status', 'running',
+             'lease', lease_id, 'astart', ARGV[2], 'deadline', h.deadline, 'worker', worker,
+             'ver', h.ver, 'updated', ARGV[2], 'next', '')
   later('ZREM', qkey(q, 'ready'), m)
   later('ZADD', qkey(q, 'leases'), deadline, id)
   due_at(deadline)
