@@ -41,6 +41,7 @@ test: deps-test $(BUILD)/build.ninja
 	$(MAKE) integration
 	$(MAKE) integration-redis-pg
 	$(MAKE) sdk-test
+	PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -p no:cacheprovider bench/peers/test_report.py
 
 unit: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -109,9 +110,15 @@ bench: deps-test
 	bash bench/sdk_drain.sh $(BENCH_BUILD)/madeira
 
 # BullMQ and Asynq on one private Redis (AOF, appendfsync always) and the machine's limits, 3 runs
-# each, under 15 minutes; writes bench/peers/results.json (PEERS_OUT=FILE for another path).
+# each, under 15 minutes; writes bench/peers/results.json (PEERS_OUT=FILE for another path), then
+# its tables into docs/benchmarks.md, with Madeira's rows from BENCH_JSON when `make bench` left
+# one (run that first for a side-by-side; the reading of the figures there is written by hand).
+PEERS_OUT ?= bench/peers/results.json
 bench-peers:
-	bash bench/peers/run.sh --out $(or $(PEERS_OUT),bench/peers/results.json)
+	bash bench/peers/run.sh --out $(PEERS_OUT)
+	python3 bench/peers/report.py $(PEERS_OUT) \
+	  $(if $(wildcard $(BENCH_JSON)),--madeira $(BENCH_JSON)) --into docs/benchmarks.md
+	@echo "bench-peers: tables written into docs/benchmarks.md$(if $(wildcard $(BENCH_JSON)),, (no $(BENCH_JSON): peers and limits only))"
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i

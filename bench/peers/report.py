@@ -2,7 +2,13 @@
 """Renders the peer benchmark (bench/peers/results.json) as markdown tables, one per scenario,
 optionally with Madeira's own figures beside the peers'.
 
-usage: report.py PEERS.json [--madeira LABEL=FILE ...] [--drain-requests-per-task X] [-o OUT.md]
+usage: report.py PEERS.json [--madeira LABEL=FILE ...] [--drain-requests-per-task X]
+                 [-o OUT.md | --into DOC.md]
+
+--into DOC.md replaces what lies between the lines BEGIN_MARK and END_MARK (below) in DOC.md
+with the report, its headings one level deeper (it sits under a "##" section there); what
+surrounds them, such as a hand-written reading of the figures, stays. `make bench-peers` does
+this to docs/benchmarks.md.
 
 --madeira takes what `madeira_bench --json FILE` writes ({"results": [{"id", "store", "median",
 "min", "max", "measurement", ...}]}), or a small hand-written file {"a.single": 31969, "b.drain":
@@ -257,6 +263,31 @@ def render(peers, madeira, drain_rpt):
     return "\n".join(out) + "\n"
 
 
+BEGIN_MARK = "<!-- bench-peers: begin (written by make bench-peers; edit report.py, not this) -->"
+END_MARK = "<!-- bench-peers: end -->"
+
+
+def deeper(report):
+    """The report with every heading one level deeper (not lines inside ``` blocks)."""
+    lines, fenced = [], False
+    for line in report.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        lines.append("#" + line if line.startswith("#") and not fenced else line)
+    return "\n".join(lines)
+
+
+def into(doc_text, report):
+    """doc_text with the report between its markers; ValueError when they are not there once."""
+    if doc_text.count(BEGIN_MARK) != 1 or doc_text.count(END_MARK) != 1:
+        raise ValueError("needs the lines %r and %r, once each" % (BEGIN_MARK, END_MARK))
+    head, rest = doc_text.split(BEGIN_MARK, 1)
+    if END_MARK not in rest:
+        raise ValueError("the end marker comes before the begin marker")
+    _, tail = rest.split(END_MARK, 1)
+    return head + BEGIN_MARK + "\n" + deeper(report).rstrip("\n") + "\n" + END_MARK + tail
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("peers", help="results JSON written by bench/peers/run.sh")
@@ -267,12 +298,23 @@ def main():
                     help="HTTP requests one drained task costs, for the drain limit (default 2: "
                          "one lease and one ack)")
     ap.add_argument("-o", "--out", help="write the markdown here instead of stdout")
+    ap.add_argument("--into", metavar="DOC.md",
+                    help="replace the part of DOC.md between the bench-peers markers instead")
     args = ap.parse_args()
     with open(args.peers) as f:
         peers = json.load(f)
     madeira = [entry for spec in args.madeira for entry in load_madeira(spec)]
     text = render(peers, madeira, args.drain_requests_per_task)
-    if args.out:
+    if args.into:
+        with open(args.into) as f:
+            doc = f.read()
+        try:
+            doc = into(doc, text)
+        except ValueError as e:
+            sys.exit("report.py: %s: %s" % (args.into, e))
+        with open(args.into, "w") as f:
+            f.write(doc)
+    elif args.out:
         with open(args.out, "w") as f:
             f.write(text)
     else:
