@@ -30,7 +30,7 @@ constexpr int64_t kClaimIdleMs = 5'000;
 
 // The full rows a flush COPYed into record_tasks (see CopyToRecord).
 std::string UpsertTasksSql() {
-  std::string cols = kPgTaskColumns;
+  const std::string& cols = PgTaskColumns();
   std::string sql = "INSERT INTO tasks (" + cols + ") SELECT " + cols +
                     " FROM record_tasks "
                     "ON CONFLICT (task_id) DO UPDATE SET ";
@@ -484,15 +484,15 @@ std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {
   std::vector<PgCopy> copies;
   std::vector<PgStatement> statements;
   int states_at = -1;
-  auto copy = [&](const char* table, const char* columns, const std::string& rows) {
+  auto copy = [&](const char* table, const std::string& columns, const std::string& rows) {
     copies.push_back({"COPY " + std::string(table) + " (" + columns + ") FROM STDIN", rows});
   };
   if (batch.tasks > 0) {
-    copy("record_tasks", kPgTaskColumns, batch.tasks_copy);
+    copy("record_tasks", PgTaskColumns(), batch.tasks_copy);
     statements.push_back({UpsertTasksSql(), {}});
   }
   if (batch.states > 0) {
-    copy("record_states", kPgStateColumns, batch.states_copy);
+    copy("record_states", PgStateColumns(), batch.states_copy);
     states_at = static_cast<int>(statements.size());
     statements.push_back({UpdateStatesSql(), {}});
   }

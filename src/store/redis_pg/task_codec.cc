@@ -48,7 +48,8 @@ std::optional<core::AttemptOutcome> Outcome(const std::string& text) {
 // between cost more than the rows' own bytes.
 using Row = std::vector<std::optional<std::string>>;
 
-// kPgTaskColumns, by index.
+// The PostgreSQL `tasks` columns, by index: the one place their order is written (the column
+// lists below, COPY rows and TaskFromRow all follow it).
 enum TaskColumn : size_t {
   kTaskId,
   kSeq,
@@ -77,10 +78,48 @@ enum TaskColumn : size_t {
   kInFastRetry,
   kTaskColumnCount
 };
-// kPgStateColumns: the task columns that change after creation, in their COPY order.
+constexpr std::array<const char*, kTaskColumnCount> kTaskColumnNames = {
+    // In TaskColumn's order.
+    "task_id",
+    "seq",
+    "ver",
+    "queue",
+    "task_type",
+    "payload_version",
+    "payload",
+    "schedule_time",
+    "timeout_ms",
+    "max_retries",
+    "priority",
+    "trace_id",
+    "idempotency_key",
+    "content_hash",
+    "status",
+    "retry_count",
+    "attempts",
+    "created_at",
+    "updated_at",
+    "next_attempt_at",
+    "last_error",
+    "result",
+    "deduplicated",
+    "fast_retries_used",
+    "in_fast_retry"};
+// The task columns that change after creation (state rows), in their COPY order.
 constexpr std::array<TaskColumn, 12> kStateColumns = {
     kTaskId,        kVer,       kStatusColumn, kRetryCount,   kAttempts,        kUpdatedAt,
     kNextAttemptAt, kLastError, kResult,       kDeduplicated, kFastRetriesUsed, kInFastRetry};
+
+// "a, b, c" of the columns given by index.
+template <typename Columns>
+std::string ColumnList(const Columns& columns) {
+  std::string out;
+  for (size_t c : columns) {
+    if (!out.empty()) out += ", ";
+    out += kTaskColumnNames[c];
+  }
+  return out;
+}
 
 // A record's number as text, checked: PostgreSQL would refuse the whole batch over one bad value.
 std::string IntText(const std::string& text, const char* name) {
@@ -348,46 +387,50 @@ LiveTask TaskFromFields(const Fields& f) {
   return live;
 }
 
-const char* const kPgTaskColumns =
-    "task_id, seq, ver, queue, task_type, payload_version, payload, schedule_time, timeout_ms, "
-    "max_retries, priority, trace_id, idempotency_key, content_hash, status, retry_count, "
-    "attempts, created_at, updated_at, next_attempt_at, last_error, result, deduplicated, "
-    "fast_retries_used, in_fast_retry";
+const std::string& PgTaskColumns() {
+  static const std::string all = [] {
+    std::array<size_t, kTaskColumnCount> every{};
+    for (size_t c = 0; c < every.size(); ++c) every[c] = c;
+    return ColumnList(every);
+  }();
+  return all;
+}
+const std::string& PgStateColumns() {
+  static const std::string state = ColumnList(kStateColumns);
+  return state;
+}
 
 core::Task TaskFromRow(const PgResult& r, int row) {
   core::Task t;
-  t.spec.task_id = r.Text(row, 0);
-  t.seq = r.Int(row, 1);
-  t.spec.queue = r.Text(row, 3);
-  t.spec.task_type = r.Text(row, 4);
-  t.spec.payload_version = static_cast<int>(r.Int(row, 5));
-  t.spec.payload = r.Text(row, 6);
-  t.spec.schedule_time = r.Int(row, 7);
-  t.spec.timeout_ms = r.Int(row, 8);
-  t.spec.max_retries = static_cast<int>(r.Int(row, 9));
-  t.spec.priority = static_cast<int>(r.Int(row, 10));
-  t.spec.trace_id = r.Text(row, 11);
-  t.spec.idempotency_key = r.OptText(row, 12);
-  t.spec.content_hash = r.Text(row, 13);
-  t.status = Status(r.Text(row, 14));
-  t.retry_count = static_cast<int>(r.Int(row, 15));
-  t.attempts = static_cast<int>(r.Int(row, 16));
-  t.created_at = r.Int(row, 17);
-  t.updated_at = r.Int(row, 18);
-  t.next_attempt_at = r.OptInt(row, 19);
-  t.last_error = r.OptText(row, 20);
-  t.result = r.OptText(row, 21);
-  t.deduplicated = r.Text(row, 22) == "t";
-  t.fast_retries_used = static_cast<int>(r.Int(row, 23));
-  t.in_fast_retry = r.Text(row, 24) == "t";
+  t.spec.task_id = r.Text(row, kTaskId);
+  t.seq = r.Int(row, kSeq);
+  t.spec.queue = r.Text(row, kQueue);
+  t.spec.task_type = r.Text(row, kTaskType);
+  t.spec.payload_version = static_cast<int>(r.Int(row, kPayloadVersion));
+  t.spec.payload = r.Text(row, kPayload);
+  t.spec.schedule_time = r.Int(row, kScheduleTime);
+  t.spec.timeout_ms = r.Int(row, kTimeoutMs);
+  t.spec.max_retries = static_cast<int>(r.Int(row, kMaxRetries));
+  t.spec.priority = static_cast<int>(r.Int(row, kPriority));
+  t.spec.trace_id = r.Text(row, kTraceId);
+  t.spec.idempotency_key = r.OptText(row, kIdempotencyKey);
+  t.spec.content_hash = r.Text(row, kContentHash);
+  t.status = Status(r.Text(row, kStatusColumn));
+  t.retry_count = static_cast<int>(r.Int(row, kRetryCount));
+  t.attempts = static_cast<int>(r.Int(row, kAttempts));
+  t.created_at = r.Int(row, kCreatedAt);
+  t.updated_at = r.Int(row, kUpdatedAt);
+  t.next_attempt_at = r.OptInt(row, kNextAttemptAt);
+  t.last_error = r.OptText(row, kLastError);
+  t.result = r.OptText(row, kResult);
+  t.deduplicated = r.Text(row, kDeduplicated) == "t";
+  t.fast_retries_used = static_cast<int>(r.Int(row, kFastRetriesUsed));
+  t.in_fast_retry = r.Text(row, kInFastRetry) == "t";
   return t;
 }
 
 const char* const kPgAttemptColumns =
     "attempt, worker_id, started_at, finished_at, outcome, error, http_status, response_excerpt";
-const char* const kPgStateColumns =
-    "task_id, ver, status, retry_count, attempts, updated_at, next_attempt_at, last_error, "
-    "result, deduplicated, fast_retries_used, in_fast_retry";
 const char* const kPgAttemptRowColumns =
     "task_id, attempt, worker_id, started_at, finished_at, outcome, error, http_status, "
     "response_excerpt";

@@ -58,16 +58,17 @@ inline core::Error ScriptError(const RedisReply& r) {
 // An optional script argument: "+value" or "-".
 inline std::string OptArg(const std::optional<std::string>& v) { return v ? "+" + *v : "-"; }
 
-// The PostgreSQL `tasks` columns in the order TaskFromRow reads them.
-extern const char* const kPgTaskColumns;
-inline std::string TaskSelect() { return std::string("SELECT ") + kPgTaskColumns + " FROM tasks"; }
+// The PostgreSQL `tasks` columns ("task_id, seq, ..."), in the order TaskFromRow reads them
+// and full rows are COPYed in.
+const std::string& PgTaskColumns();
+inline std::string TaskSelect() { return "SELECT " + PgTaskColumns() + " FROM tasks"; }
 core::Task TaskFromRow(const PgResult& r, int row);
 extern const char* const kPgAttemptColumns;
 core::Attempt AttemptFromRow(const PgResult& r, int row);
 
 // The columns of a state row (a task's columns that change after creation) and of an attempt
 // row, in the order of their COPY text.
-extern const char* const kPgStateColumns;
+const std::string& PgStateColumns();
 extern const char* const kPgAttemptRowColumns;
 
 // The outbox entries of one flush for PostgreSQL: the newest version of each task (a full row
@@ -76,7 +77,7 @@ extern const char* const kPgAttemptRowColumns;
 // its text format at about a third of what json_populate_recordset costs a row); events, rare,
 // as a JSON array for json_populate_recordset.
 struct RecordBatch {
-  // Rows in COPY's text format: full task rows (kPgTaskColumns), state rows (kPgStateColumns),
+  // Rows in COPY's text format: full task rows (PgTaskColumns), state rows (PgStateColumns),
   // attempts (kPgAttemptRowColumns).
   std::string tasks_copy;
   std::string states_copy;

@@ -109,7 +109,7 @@ TEST(PackedTask, AnOutboxEntryKeepsItsRecordsInOrder) {
   // The task's record becomes a full row for PostgreSQL.
   RecordBatch batch = BuildRecordBatch({records[1]});
   EXPECT_EQ(batch.tasks, 1u);
-  // One line of COPY text: task_id, seq, ver first (kPgTaskColumns), then the rest; the
+  // One line of COPY text: task_id, seq, ver first (PgTaskColumns), then the rest; the
   // payload's backslashes escaped.
   EXPECT_EQ(batch.tasks_copy.rfind(spec.task_id + "\t41\t1\t", 0), 0u) << batch.tasks_copy;
   EXPECT_EQ(batch.tasks_copy.back(), '\n');
@@ -134,7 +134,7 @@ TEST(PackedTask, AChangeBeforeItsTasksRecordStillWritesTheTask) {
   EXPECT_NE(batch.tasks_copy.find("\trunning\t"), std::string::npos) << batch.tasks_copy;
 }
 
-// A flush's changes and attempts become lines in the column order of kPgStateColumns and
+// A flush's changes and attempts become lines in the column order of PgStateColumns and
 // kPgAttemptRowColumns, absent values \N, the newest change of a task only.
 TEST(PackedTask, ChangesAndAttemptsBecomeRowsInColumnOrder) {
   RedisReply entry = Flat(
