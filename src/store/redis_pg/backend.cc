@@ -228,13 +228,13 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
           {"XAUTOCLAIM", stream, "pg", consumer_, Num(kClaimIdleMs), "0-0", "COUNT",
            Num(kOutboxBatch), "JUSTID"}});
   }
-  // Our consumer's pending entries first (read before — by this backend, by the one sharing its
-  // consumer, or claimed — but not copied yet), then new ones to the end of the stream, then the
-  // pending ones again: those the other backend read meanwhile and has not copied yet. After
-  // that every entry added before the call is in PostgreSQL, but for deferred ones (below).
-  // The first pending read and the first new one go in one round trip: each round trip before
-  // the copy delays the answers of the submits waiting for it.
-  enum class Phase { kPending, kNew, kPendingAgain };
+  // Our consumer's pending entries first (read before but not copied: a failed copy, a
+  // deferred change, entries claimed from a crashed process), then new ones to the end of the
+  // stream. After that every entry added before the call is in PostgreSQL, but for deferred ones
+  // (below). The first pending read and the first new one go in one round trip: each round trip
+  // before the copy delays the answers of the submits waiting for it. No other flush of the
+  // consumer may run meanwhile (it could hold entries added before the call: see recorder.h).
+  enum class Phase { kPending, kNew };
   Phase phase = Phase::kPending;
   std::string after = "0";  // pending entries are read past this id (deferred ones stay behind)
   auto read = [&](const std::string& from) {
@@ -245,15 +245,6 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
   // A round's XACK goes with the next read, the next flush's when this one ends: a round trip
   // less each (each waits behind whatever scripts Redis runs meanwhile). Until then the entries
   // stay pending: copied again if this process dies, which is harmless.
-  // The last pass over pending entries finds only what a backend sharing this consumer read
-  // meanwhile: when none was flushing as this one began and none began since, it is skipped
-  // (one round trip less before the next flush).
-  const int others_flushing = flushes_->running.fetch_add(1);
-  const uint64_t this_flush = flushes_->started.fetch_add(1) + 1;
-  struct Running {
-    ConsumerFlushes& flushes;
-    ~Running() { flushes.running.fetch_sub(1); }
-  } running{*flushes_};
   for (int round = 0; round < kFlushRounds; ++round) {
     std::vector<RedisCall> calls;
     if (ack_later_) calls.push_back(*ack_later_);
@@ -268,36 +259,9 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
       ack_later_.reset();
       replies.erase(replies.begin());  // an XACK that failed leaves entries to copy again
     }
-    std::vector<OutboxEntry> entries;
-    std::vector<std::string> ids;
-    std::vector<size_t> read_counts;                    // entries each read returned
-    std::multimap<std::string, std::string> state_ids;  // task id -> entries with its kind=state
-    for (const RedisReply& r : replies) {
-      if (r.IsError()) throw RedisIoError("redis: XREADGROUP: " + r.str);
-      const size_t before = ids.size();
-      if (!r.IsNil() && !r.elements.empty()) {
-        for (const RedisReply& e : r.elements[0].elements.at(1).elements) {
-          ids.push_back(e.elements.at(0).str);
-          if (e.elements.size() < 2 || e.elements[1].IsNil()) continue;
-          OutboxEntry& entry = entries.emplace_back();
-          entry.id = ids.back();
-          entry.fields = &e.elements[1];
-          try {
-            entry.records = RecordsFromFlat(e.elements[1]);
-          } catch (const std::exception& unreadable) {
-            entry.unreadable = unreadable.what();
-          }
-          for (const Fields& f : entry.records) {
-            auto kind = f.find("kind");
-            auto id = f.find("id");
-            if (kind != f.end() && kind->second == "state" && id != f.end()) {
-              state_ids.emplace(id->second, ids.back());
-            }
-          }
-        }
-      }
-      read_counts.push_back(ids.size() - before);
-    }
+    OutboxEntries read;
+    std::vector<size_t> read_counts;  // entries each read returned
+    for (const RedisReply& r : replies) read_counts.push_back(ParseOutboxRead(r, read));
     // Where this round leaves the phases: a read that returned less than a batch reached the end
     // of what it reads.
     const bool pending_done =
@@ -307,46 +271,77 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
         (replies.size() == 2 && static_cast<int>(read_counts[1]) < kOutboxBatch);
     // Everything written before the flush began is read once the new entries are, and the
     // pending ones before them.
-    const bool all_read = new_done && (phase != Phase::kPending || pending_done);
-    if (phase != Phase::kNew && read_counts[0] > 0) after = ids[read_counts[0] - 1];
-    if (ids.empty()) {
-      if (phase == Phase::kPendingAgain) {
-        TrimOutbox();
-        return true;
-      }
-    } else {
-      const std::set<std::string> deferred = CopyEntries(entries);
-      // A change whose task has no row yet (its full record is with another process's copy)
-      // stays pending, for a later flush; everything else is done.
-      RedisCommand ack{"XACK", stream, "pg"};
-      std::set<std::string> keep;
-      for (const std::string& task_id : deferred) {
-        auto [from, to] = state_ids.equal_range(task_id);
-        for (auto it = from; it != to; ++it) keep.insert(it->second);
-      }
-      for (const std::string& id : ids) {
-        if (keep.count(id) == 0) ack.push_back(id);
-      }
-      if (ack.size() > 3) ack_later_ = RedisCall{std::nullopt, ack};
-    }
+    const bool all_read = new_done && (phase == Phase::kNew || pending_done);
+    if (phase == Phase::kPending && read_counts[0] > 0) after = read.ids[read_counts[0] - 1];
+    if (!read.ids.empty()) AcknowledgeWithNextRead(CopyOutboxEntries(read));
     // Committed (or nothing to copy): the work written before this flush began is answered now,
     // its XACK still to go.
-    if (all_read && caught_up) caught_up();
-    if (phase == Phase::kPendingAgain) continue;
-    if (phase == Phase::kPending && !pending_done) continue;  // more pending entries
-    if (new_done && others_flushing == 0 && flushes_->started.load() == this_flush) {
+    if (all_read) {
+      if (caught_up) caught_up();
       TrimOutbox();
       return true;
     }
-    if (new_done) {
-      phase = Phase::kPendingAgain;
-      after = "0";
-    } else {
-      phase = Phase::kNew;
-    }
+    if (phase == Phase::kPending && !pending_done) continue;  // more pending entries
+    phase = Phase::kNew;
   }
   TrimOutbox();
   return false;
+}
+
+size_t Backend::ParseOutboxRead(const RedisReply& reply, OutboxEntries& into) {
+  if (reply.IsError()) throw RedisIoError("redis: XREADGROUP: " + reply.str);
+  if (reply.IsNil() || reply.elements.empty()) return 0;
+  const size_t before = into.ids.size();
+  for (const RedisReply& e : reply.elements[0].elements.at(1).elements) {
+    into.ids.push_back(e.elements.at(0).str);
+    if (e.elements.size() < 2 || e.elements[1].IsNil()) continue;
+    OutboxEntry& entry = into.entries.emplace_back();
+    entry.id = into.ids.back();
+    entry.fields = &e.elements[1];
+    try {
+      entry.records = RecordsFromFlat(e.elements[1]);
+    } catch (const std::exception& unreadable) {
+      entry.unreadable = unreadable.what();
+    }
+    for (const Fields& f : entry.records) {
+      auto kind = f.find("kind");
+      auto id = f.find("id");
+      if (kind != f.end() && kind->second == "state" && id != f.end()) {
+        into.state_ids.emplace(id->second, into.ids.back());
+      }
+    }
+  }
+  return into.ids.size() - before;
+}
+
+std::vector<std::string> Backend::CopyOutboxEntries(const OutboxEntries& read) {
+  const std::set<std::string> deferred = CopyEntries(read.entries);
+  // A change whose task has no row yet (its full record is with another process's copy)
+  // stays pending, for a later flush; everything else is done.
+  std::set<std::string> keep;
+  for (const std::string& task_id : deferred) {
+    auto [from, to] = read.state_ids.equal_range(task_id);
+    for (auto it = from; it != to; ++it) keep.insert(it->second);
+  }
+  std::vector<std::string> done;
+  for (const std::string& id : read.ids) {
+    if (keep.count(id) == 0) done.push_back(id);
+  }
+  return done;
+}
+
+void Backend::AcknowledgeWithNextRead(const std::vector<std::string>& copied) {
+  if (copied.empty()) return;
+  if (!ack_later_) ack_later_ = RedisCall{std::nullopt, {"XACK", prefix_ + "outbox", "pg"}};
+  ack_later_->args.insert(ack_later_->args.end(), copied.begin(), copied.end());
+}
+
+void Backend::CatchUpRecord() {
+  if (catch_up_record_) {
+    catch_up_record_();
+  } else {
+    FlushOutbox();
+  }
 }
 
 void Backend::SendDeferredAck() {
@@ -537,7 +532,7 @@ std::optional<LiveTask> Backend::GetLive(const std::string& task_id) {
 }
 
 std::optional<core::Task> Backend::GetRecorded(const std::string& task_id) {
-  FlushOutbox();
+  CatchUpRecord();
   PgResult r = pg_.Exec(TaskSelect() + " WHERE task_id = $1", {task_id});
   if (r.Rows() == 0) return std::nullopt;
   return TaskFromRow(r, 0);

@@ -41,6 +41,14 @@ struct OutboxEntry {
   std::string unreadable;
 };
 
+// Outbox entries read in one go: every id (entries without fields too) and, per task id, the
+// entries holding a change of its state (kept pending when its row is not there yet).
+struct OutboxEntries {
+  std::vector<OutboxEntry> entries;
+  std::vector<std::string> ids;
+  std::multimap<std::string, std::string> state_ids;
+};
+
 // A command for the pipeline: a script with its arguments (the key prefix is added), or a
 // plain command when `script` is empty.
 struct RedisCall {
@@ -88,12 +96,18 @@ class Backend {
   // Copies the outbox into PostgreSQL. True when it read the outbox to its end (everything
   // written to Redis before the call is recorded), false when it stopped after a bounded amount.
   // `caught_up` runs as soon as what was added before the call and read by this backend is
-  // committed (before the acknowledgements and the last pass over pending entries).
+  // committed (before the acknowledgements go and the stream is trimmed).
   // Throws PgError / RedisIoError; what was not copied is copied by a later call.
   bool FlushOutbox(const std::function<void()>& caught_up = {});
   // Sends the acknowledgement the last FlushOutbox left for the next one's first read (before
   // closing: entries left pending are copied again by another process after 5 s).
   void SendDeferredAck();
+
+  // What the reads served from PostgreSQL (Search, Attempts, a terminal task, dead-task filters)
+  // do first so that they see every change made before them: by default a FlushOutbox of their
+  // own; a store with a recorder waits for the recorder instead (see recorder.h), so that one
+  // consumer's flushes never run at once.
+  void SetCatchUpRecord(std::function<void()> catch_up) { catch_up_record_ = std::move(catch_up); }
 
   // Makes every outbox trim also rotate the id claims of ended tasks (kRotateEnded) by `clock`
   // and `retention`, and keep `checked` at what Redis says: whether a claim may have left Redis,
@@ -118,13 +132,10 @@ class Backend {
   int RestoreEventsFromRecord(const std::vector<std::pair<std::string, std::string>>& events,
                               Millis ttl);
 
-  // Makes this backend read the outbox as `other`'s consumer, so that each sees (and may copy
-  // again, harmlessly) the entries the other has read but not yet acknowledged: a read path
-  // that flushes before querying PostgreSQL then never misses what the recorder holds.
-  void ShareConsumerWith(const Backend& other) {
-    consumer_ = other.consumer_;
-    flushes_ = other.flushes_;
-  }
+  // Makes this backend read the outbox as `other`'s consumer and name the same process in
+  // wake-ups (the store's backend and its recorder's: the entries the store claims at start
+  // from crashed processes are the recorder's to copy).
+  void ShareConsumerWith(const Backend& other) { consumer_ = other.consumer_; }
 
   // Operations that need more than one round trip (the single-script ones are built by the
   // store and parsed by the functions in ops.h).
@@ -160,7 +171,14 @@ class Backend {
   // CopyToRecord of the entries' records; entries PostgreSQL refuses (or that cannot be read)
   // go to the stream P outbox:rejected with the error, logged, instead of stopping the copy.
   std::set<std::string> CopyEntries(const std::vector<OutboxEntry>& entries);
-  void TrimOutbox();  // drops the entries every process has copied
+  void CatchUpRecord();  // SetCatchUpRecord's, else FlushOutbox
+  void TrimOutbox();     // drops the entries every process has copied
+  // Acknowledges the entries copied with the next read (XACK).
+  void AcknowledgeWithNextRead(const std::vector<std::string>& copied);
+  // Parses one XREADGROUP reply into `into` (pointing into `reply`); how many entries it held.
+  static size_t ParseOutboxRead(const RedisReply& reply, OutboxEntries& into);
+  // CopyEntries, then the ids of `read` to acknowledge.
+  std::vector<std::string> CopyOutboxEntries(const OutboxEntries& read);
   // Writes recorded events (rows of recover.cc's kEventColumns) back into Redis for `ttl` ms
   // unless Redis has them; returns how many rows there were.
   int RestoreEventRows(const PgResult& rows, Millis ttl);
@@ -180,12 +198,6 @@ class Backend {
   std::array<std::string, kScriptCount> shas_;
   std::chrono::steady_clock::time_point last_claim_{};  // of a crashed process's entries
   std::chrono::steady_clock::time_point last_trim_{};   // of copied outbox entries
-  // The FlushOutbox calls of the backends reading as one consumer (see ShareConsumerWith).
-  struct ConsumerFlushes {
-    std::atomic<int> running{0};
-    std::atomic<uint64_t> started{0};
-  };
-  std::shared_ptr<ConsumerFlushes> flushes_ = std::make_shared<ConsumerFlushes>();
   uint64_t record_tables_generation_ = 0;  // the PostgreSQL connection kRecordTables ran on
   std::vector<RedisCall> sent_;         // what Send wrote and Receive has not read the replies of
   std::optional<RedisCall> ack_later_;  // the last copy's XACK, sent with the next read
@@ -193,6 +205,7 @@ class Backend {
   core::Millis ended_retention_ = 0;
   const core::Clock* clock_ = nullptr;
   std::atomic<bool>* ended_checked_ = nullptr;
+  std::function<void()> catch_up_record_;
 };
 
 }  // namespace madeira::store::redis_pg

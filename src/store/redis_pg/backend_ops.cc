@@ -95,7 +95,7 @@ Result<std::vector<AttemptReport>> Backend::ExpireLeases(Millis now, const Retry
 Result<std::vector<core::Attempt>> Backend::Attempts(const std::string& task_id) {
   std::optional<LiveTask> live = GetLive(task_id);
   if (!live && !GetRecorded(task_id)) return MakeError(ErrorCode::kNotFound, "no task " + task_id);
-  FlushOutbox();
+  CatchUpRecord();
   PgResult r = pg_.Exec("SELECT " + std::string(kPgAttemptColumns) +
                             " FROM attempts WHERE task_id = $1 ORDER BY attempt",
                         {task_id});
@@ -114,7 +114,7 @@ Result<std::vector<core::Attempt>> Backend::Attempts(const std::string& task_id)
 }
 
 Result<SearchPage> Backend::Search(const SearchQuery& query) {
-  FlushOutbox();
+  CatchUpRecord();
   const int limit = std::clamp(query.limit, 1, kMaxSearchLimit);
   std::optional<TaskStatus> status = query.status;
   if (query.dead_since) status = TaskStatus::kDead;
@@ -158,7 +158,7 @@ Result<std::vector<LiveTask>> Backend::SelectDead(const DeadSelector& selector) 
   const bool by_filter = ids.empty();
   if (by_filter) {
     // The record finds candidates; Redis (the truth for live tasks) confirms each.
-    FlushOutbox();
+    CatchUpRecord();
     const DeadFilter& f = selector.filter;
     std::string sql = "SELECT task_id FROM tasks WHERE status = 'dead'";
     std::vector<std::optional<std::string>> params;

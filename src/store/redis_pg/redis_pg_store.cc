@@ -20,6 +20,7 @@
 #include "store/redis_pg/backend.h"
 #include "store/redis_pg/ops.h"
 #include "store/redis_pg/rate_bucket.h"
+#include "store/redis_pg/recorder.h"
 
 namespace madeira::store {
 
@@ -33,13 +34,8 @@ using redis_pg::RedisReply;
 // before connecting again after losing Redis.
 constexpr core::Millis kSubscriberRead = 5'000;
 constexpr auto kSubscriberRetry = std::chrono::milliseconds(250);
-// While PostgreSQL is away, how often the recorder tries whether it is back.
+// While PostgreSQL is away, how often the store thread asks whether it is back.
 constexpr auto kRecordProbeInterval = std::chrono::milliseconds(500);
-// With nothing written here, how often the recorder still copies the outbox (other processes'
-// entries left behind by a crash are claimed that way).
-constexpr auto kRecordIdleFlush = std::chrono::seconds(1);
-// How long changes nobody waits for gather before the recorder copies them (see RecordLoop).
-constexpr auto kRecordGather = std::chrono::milliseconds(25);
 // Tasks or acks merged into one script call at most (one call blocks Redis for its length).
 constexpr size_t kMergedPerCall = 100;
 // A queue's count in the wake-up sent after the subscriber reconnects: wakes every waiter.
@@ -64,7 +60,7 @@ Result<T> Guarded(Fn&& fn) {
   }
 }
 
-class Op {
+class Op : public redis_pg::AwaitsRecord {
  public:
   explicit Op(bool writes) : writes_(writes) {}
   virtual ~Op() = default;
@@ -74,7 +70,6 @@ class Op {
   virtual void OnReply(const RedisReply& reply) {}
   virtual void Run(Backend& backend) {}
   virtual void Abort(const core::Error& error) = 0;
-  virtual void Deliver() = 0;
   // Answered already (refused before it ran).
   virtual bool settled() const = 0;
   // Answered, and not with an error.
@@ -147,7 +142,6 @@ class RedisPgStore final : public Store {
                std::string key_prefix, std::string client_name, const RedisPgOptions& options,
                bool ids_checked)
       : backend_(std::move(backend)),
-        recorder_(std::move(recorder)),
         prefix_(std::move(key_prefix)),
         change_resync_(std::chrono::milliseconds(options.change_resync)),
         clock_(options.clock),
@@ -155,11 +149,12 @@ class RedisPgStore final : public Store {
         ids_checked_(ids_checked),
         subscriber_(backend_->redis_endpoint(), backend_->io_timeout(), client_name + ":wake"),
         interrupt_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
-    recorder_->ShareConsumerWith(*backend_);
-    recorder_->RotateEndedClaims(options.ended_claims_retention,
-                                 clock_ != nullptr ? clock_ : &system_clock_, &ids_checked_);
+    recorder->ShareConsumerWith(*backend_);
+    recorder->RotateEndedClaims(options.ended_claims_retention,
+                                clock_ != nullptr ? clock_ : &system_clock_, &ids_checked_);
+    recorder_ = std::make_unique<redis_pg::Recorder>(std::move(recorder));
+    backend_->SetCatchUpRecord([this] { recorder_->AwaitCopied(); });
     thread_ = std::thread([this] { Loop(); });
-    recorder_thread_ = std::thread([this] { RecordLoop(); });
     subscriber_thread_ = std::thread([this] { SubscribeLoop(); });
   }
   ~RedisPgStore() override { Close(); }
@@ -430,12 +425,7 @@ class RedisPgStore final : public Store {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
-    {
-      std::lock_guard lock(record_mu_);
-      record_stop_ = true;
-    }
-    record_cv_.notify_all();
-    if (recorder_thread_.joinable()) recorder_thread_.join();
+    recorder_->Stop();
     subscriber_stop_ = true;
     const uint64_t one = 1;
     if (interrupt_fd_ >= 0 && ::write(interrupt_fd_, &one, sizeof one) < 0) {
@@ -619,12 +609,9 @@ class RedisPgStore final : public Store {
         }
       }
     }
-    if (record_ok_ && backend_->record_healthy()) return;
-    std::string why;
-    {
-      std::lock_guard lock(record_mu_);
-      why = record_error_.empty() ? std::string("connection lost") : record_error_;
-    }
+    if (recorder_->ok() && backend_->record_healthy()) return;
+    std::string why = recorder_->error();
+    if (why.empty()) why = "connection lost";
     for (auto& op : batch) {
       if (op->needs_record()) {
         op->Abort(Unavailable("postgresql: the record cannot be written (" + why +
@@ -813,11 +800,11 @@ class RedisPgStore final : public Store {
     Finish(batch, wrote);
   }
 
-  // Answers a batch that has run. New work is answered once the record has it (RecordLoop); its
+  // Answers a batch that has run. New work is answered once the record has it (Recorder); its
   // long-polls wake now.
   void Finish(std::deque<std::unique_ptr<Op>>& batch, bool wrote) {
     std::map<std::string, int> ready;
-    std::vector<std::unique_ptr<Op>> to_record;
+    std::vector<std::unique_ptr<redis_pg::AwaitsRecord>> to_record;
     for (auto& op : batch) {
       if (op->needs_record() && op->succeeded()) {
         for (const auto& [queue, n] : op->ready_now()) ready[queue] += n;
@@ -827,90 +814,7 @@ class RedisPgStore final : public Store {
       }
     }
     if (!ready.empty()) Dispatch(ready);
-    if (!wrote) return;
-    {
-      std::lock_guard lock(record_mu_);
-      ++written_;
-      for (auto& op : to_record) awaiting_record_.emplace_back(written_, std::move(op));
-    }
-    record_cv_.notify_one();
-  }
-
-  // The recorder: copies the outbox into PostgreSQL on a thread and connections of its own, so
-  // Redis round trips never wait for a PostgreSQL commit. After each copy that reached the end
-  // of the outbox it answers the new work written before the copy began. While PostgreSQL is
-  // away it tries again every kRecordProbeInterval and new work is refused meanwhile.
-  void RecordLoop() {
-    for (;;) {
-      uint64_t target = 0;
-      bool stopping = false;
-      {
-        std::unique_lock lock(record_mu_);
-        if (record_ok_) {
-          record_cv_.wait_for(lock, kRecordIdleFlush,
-                              [&] { return record_stop_ || written_ > recorded_; });
-          // Nobody waits for this copy (leases and acks are answered already): let changes
-          // gather a moment, so that a task leased and acked meanwhile costs PostgreSQL one row
-          // update, not two. New work needing its record ends the wait at once.
-          if (!record_stop_ && awaiting_record_.empty() && written_ > recorded_) {
-            record_cv_.wait_for(lock, kRecordGather,
-                                [&] { return record_stop_ || !awaiting_record_.empty(); });
-          }
-        } else {
-          record_cv_.wait_for(lock, kRecordProbeInterval, [&] { return record_stop_; });
-        }
-        target = written_;
-        stopping = record_stop_;
-      }
-      bool drained = false;
-      std::string error;
-      // New work written before this copy began is answered as soon as its rows are committed.
-      auto answer_up_to = [&](uint64_t upto) {
-        std::vector<std::unique_ptr<Op>> answered;
-        {
-          std::lock_guard lock(record_mu_);
-          recorded_ = std::max(recorded_, upto);
-          while (!awaiting_record_.empty() && awaiting_record_.front().first <= upto) {
-            answered.push_back(std::move(awaiting_record_.front().second));
-            awaiting_record_.pop_front();
-          }
-        }
-        for (auto& op : answered) op->Deliver();
-      };
-      try {
-        if (!record_ok_) {  // an empty outbox would not touch PostgreSQL: ask it
-          if (auto ping = recorder_->Ping(); !ping) throw std::runtime_error(ping.error().message);
-        }
-        drained = recorder_->FlushOutbox([&] { answer_up_to(target); });
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      if (error.empty() && !record_ok_) {
-        core::Log(core::LogLevel::kInfo, "redis-pg: the record is written again");
-      } else if (!error.empty() && record_ok_) {
-        // The record lags; the outbox keeps what was not copied, and a later flush does it.
-        core::Log(core::LogLevel::kWarn, "redis-pg: cannot copy the outbox into postgresql",
-                  {{"error", error}});
-      }
-      {
-        std::lock_guard lock(record_mu_);
-        record_error_ = error;
-        record_ok_ = error.empty();
-      }
-      // Work Redis accepted is answered as accepted even when its copy failed: it is durable
-      // in Redis and the outbox copies it later (refusing it now would invite a duplicate).
-      if (drained || !error.empty() || stopping) answer_up_to(target);
-      if (stopping) {
-        std::lock_guard lock(record_mu_);
-        if (awaiting_record_.empty()) {
-          try {
-            recorder_->SendDeferredAck();
-          } catch (const std::exception&) {  // Redis away: another process copies them again
-          }
-          return;
-        }
-      }
-    }
+    if (wrote) recorder_->Written(std::move(to_record));
   }
 
   // Wake-ups from the other processes: the scripts PUBLISH "origin\nqueue\tcount..." on
@@ -1021,8 +925,8 @@ class RedisPgStore final : public Store {
     if (handler) handler(ready);
   }
 
-  std::unique_ptr<Backend> backend_;   // the store thread's
-  std::unique_ptr<Backend> recorder_;  // the recorder thread's
+  std::unique_ptr<Backend> backend_;              // the store thread's
+  std::unique_ptr<redis_pg::Recorder> recorder_;  // copies the outbox into PostgreSQL
   std::string prefix_;
   std::chrono::milliseconds change_resync_;  // see SubscribeLoop
   const core::Clock* clock_;                 // of the id claims' generations; null = system
@@ -1036,15 +940,6 @@ class RedisPgStore final : public Store {
   std::deque<std::unique_ptr<Op>> queue_;
   bool closed_ = false;
 
-  // Between the store thread and the recorder (see RecordLoop).
-  std::mutex record_mu_;
-  std::condition_variable record_cv_;
-  uint64_t written_ = 0;   // store batches that wrote to Redis
-  uint64_t recorded_ = 0;  // ... of which the outbox copy is done
-  std::deque<std::pair<uint64_t, std::unique_ptr<Op>>> awaiting_record_;
-  bool record_stop_ = false;
-  std::atomic<bool> record_ok_{true};
-  std::string record_error_;
   std::chrono::steady_clock::time_point last_record_probe_{};  // the store thread's
 
   redis_pg::RedisConn subscriber_;  // the subscriber thread's
@@ -1059,7 +954,6 @@ class RedisPgStore final : public Store {
   ChangeHandler change_handler_;
 
   std::thread thread_;  // last: started after everything they use
-  std::thread recorder_thread_;
   std::thread subscriber_thread_;
 };
 

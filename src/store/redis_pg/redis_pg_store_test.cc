@@ -784,6 +784,8 @@ TEST(RedisPgStore, AnOutboxEntryPostgresqlRefusesIsSetAsideAndWorkGoesOn) {
 // arriving during the recorder's copies: each copy answers only what was written before it
 // read the outbox (a recorder answering every waiting submit at each commit fails this, with
 // 144-208 of 1,000 submits answered early in three runs).
+// Submits keep arriving while the recorder reads the next entries and commits the last ones,
+// and searches between them wait for the recorder on the store thread meanwhile.
 TEST(RedisPgStore, EverySubmitIsInPostgresqlWhenItIsAnswered) {
   std::string ns;
   auto own = OpenOwn("answered-recorded", &ns);
@@ -794,8 +796,18 @@ TEST(RedisPgStore, EverySubmitIsInPostgresqlWhenItIsAnswered) {
   std::mutex mu;
   std::condition_variable cv;
   int answered = 0;
+  int searched = 0;
   std::vector<std::string> not_recorded, refused;
   for (int i = 0; i < kSubmits; ++i) {
+    if (i % 16 == 0) {
+      SearchQuery q;
+      q.limit = 1;
+      store.Search(q, [&](Result<SearchPage>) {
+        std::lock_guard lock(mu);
+        ++searched;
+        cv.notify_all();
+      });
+    }
     const std::string id = "r" + std::to_string(i);
     store.Submit({TestSpec(id)}, kT0, [&, id](Result<std::vector<SubmitOutcome>> r) {
       std::lock_guard lock(mu);
@@ -811,8 +823,9 @@ TEST(RedisPgStore, EverySubmitIsInPostgresqlWhenItIsAnswered) {
     if (i % 8 == 7) std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
   std::unique_lock lock(mu);
-  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return answered == kSubmits; }))
-      << answered << " of " << kSubmits << " answered";
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30),
+                          [&] { return answered == kSubmits && searched == (kSubmits + 15) / 16; }))
+      << answered << " of " << kSubmits << " answered, " << searched << " searches";
   EXPECT_TRUE(refused.empty()) << refused.front();
   EXPECT_TRUE(not_recorded.empty()) << not_recorded.size() << " answered before their row was "
                                     << "committed, the first " << not_recorded.front();

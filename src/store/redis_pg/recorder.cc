@@ -1,0 +1,150 @@
+#include "store/redis_pg/recorder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <future>
+#include <stdexcept>
+
+#include "core/log.h"
+
+namespace madeira::store::redis_pg {
+
+namespace {
+
+// With nothing written here, how often the recorder still copies the outbox (other processes'
+// entries left behind by a crash are claimed that way).
+constexpr auto kIdleFlush = std::chrono::seconds(1);
+// While PostgreSQL is away, how often the recorder tries whether it is back.
+constexpr auto kProbeInterval = std::chrono::milliseconds(500);
+// How long changes nobody waits for gather before the recorder copies them (see Loop).
+constexpr auto kGather = std::chrono::milliseconds(25);
+
+// What AwaitCopied waits on.
+class Signal final : public AwaitsRecord {
+ public:
+  explicit Signal(std::promise<void>& done) : done_(done) {}
+  void Deliver() override { done_.set_value(); }
+
+ private:
+  std::promise<void>& done_;
+};
+
+}  // namespace
+
+Recorder::Recorder(std::unique_ptr<Backend> backend) : backend_(std::move(backend)) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Recorder::Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting) {
+  {
+    std::lock_guard lock(mu_);
+    ++written_;
+    for (auto& w : waiting) waiting_.emplace_back(written_, std::move(w));
+  }
+  cv_.notify_one();
+}
+
+void Recorder::AwaitCopied() {
+  std::promise<void> copied;
+  {
+    // Counted as a batch written: the calling batch's own writes are in Redis already, though
+    // not yet passed on by Written (the store answers a batch once all of it has run).
+    std::lock_guard lock(mu_);
+    ++written_;
+    waiting_.emplace_back(written_, std::make_unique<Signal>(copied));
+  }
+  cv_.notify_one();
+  copied.get_future().wait();
+}
+
+std::string Recorder::error() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+void Recorder::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+// After each copy that reached the end of the outbox it answers the new work written before
+// the copy began. While PostgreSQL is away it tries again every kProbeInterval (new work is
+// refused meanwhile: RedisPgStore::RefuseNewWorkWithoutRecord).
+void Recorder::Loop() {
+  for (;;) {
+    uint64_t target = 0;
+    bool stopping = false;
+    {
+      std::unique_lock lock(mu_);
+      if (ok_) {
+        cv_.wait_for(lock, kIdleFlush, [&] { return stop_ || written_ > recorded_; });
+        // Nobody waits for this copy (leases and acks are answered already): let changes
+        // gather a moment, so that a task leased and acked meanwhile costs PostgreSQL one row
+        // update, not two. New work needing its record ends the wait at once.
+        if (!stop_ && waiting_.empty() && written_ > recorded_) {
+          cv_.wait_for(lock, kGather, [&] { return stop_ || !waiting_.empty(); });
+        }
+      } else {
+        cv_.wait_for(lock, kProbeInterval, [&] { return stop_; });
+      }
+      target = written_;
+      stopping = stop_;
+    }
+    bool drained = false;
+    std::string error;
+    try {
+      if (!ok_) {  // an empty outbox would not touch PostgreSQL: ask it
+        if (auto ping = backend_->Ping(); !ping) throw std::runtime_error(ping.error().message);
+      }
+      // New work written before this copy began is answered as soon as its rows are committed.
+      drained = backend_->FlushOutbox([&] { AnswerUpTo(target); });
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    if (error.empty() && !ok_) {
+      core::Log(core::LogLevel::kInfo, "redis-pg: the record is written again");
+    } else if (!error.empty() && ok_) {
+      // The record lags; the outbox keeps what was not copied, and a later flush does it.
+      core::Log(core::LogLevel::kWarn, "redis-pg: cannot copy the outbox into postgresql",
+                {{"error", error}});
+    }
+    {
+      std::lock_guard lock(mu_);
+      error_ = error;
+      ok_ = error.empty();
+    }
+    // Work Redis accepted is answered as accepted even when its copy failed: it is durable in
+    // Redis and the outbox copies it later (refusing it now would invite a duplicate).
+    if (drained || !error.empty() || stopping) AnswerUpTo(target);
+    if (stopping) {
+      std::lock_guard lock(mu_);
+      if (waiting_.empty()) {
+        try {
+          backend_->SendDeferredAck();
+        } catch (const std::exception&) {  // Redis away: another process copies them again
+        }
+        return;
+      }
+    }
+  }
+}
+
+void Recorder::AnswerUpTo(uint64_t upto) {
+  std::vector<std::unique_ptr<AwaitsRecord>> answered;
+  {
+    std::lock_guard lock(mu_);
+    recorded_ = std::max(recorded_, upto);
+    while (!waiting_.empty() && waiting_.front().first <= upto) {
+      answered.push_back(std::move(waiting_.front().second));
+      waiting_.pop_front();
+    }
+  }
+  for (auto& w : answered) w->Deliver();
+}
+
+}  // namespace madeira::store::redis_pg

@@ -1,0 +1,67 @@
+// The recorder: copies the outbox (what the scripts changed, P outbox) into PostgreSQL on a
+// thread and connections of its own, so that the store thread's Redis round trips never wait
+// for a PostgreSQL commit, and answers the new work (submits, events) waiting for its record.
+// It is the only one to copy this process's outbox: reads served from PostgreSQL wait for it
+// (AwaitCopied) rather than flush themselves, so one consumer's flushes never run at once.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "store/redis_pg/backend.h"
+
+namespace madeira::store::redis_pg {
+
+// New work waiting for its record: answered (Deliver) once PostgreSQL has it.
+class AwaitsRecord {
+ public:
+  virtual ~AwaitsRecord() = default;
+  virtual void Deliver() = 0;
+};
+
+class Recorder {
+ public:
+  // `backend` must read as the store's consumer (ShareConsumerWith) and rotate the id claims
+  // (RotateEndedClaims).
+  explicit Recorder(std::unique_ptr<Backend> backend);
+  ~Recorder() { Stop(); }
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // A store batch wrote to Redis; `waiting` is answered once the outbox up to it is copied.
+  void Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting);
+  // Blocks until everything in the outbox at the call is copied (or its copy failed).
+  void AwaitCopied();
+  // Whether the last copy succeeded; if not, why (for the 503s of new work meanwhile).
+  bool ok() const { return ok_.load(); }
+  std::string error() const;
+  // Copies what is left, answers everything waiting and ends the thread. Idempotent.
+  void Stop();
+
+ private:
+  void Loop();
+  void AnswerUpTo(uint64_t upto);  // the work written up to batch `upto`
+
+  std::unique_ptr<Backend> backend_;  // the recorder thread's
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t written_ = 0;   // store batches that wrote to Redis
+  uint64_t recorded_ = 0;  // ... of which the outbox copy is done
+  std::deque<std::pair<uint64_t, std::unique_ptr<AwaitsRecord>>> waiting_;
+  bool stop_ = false;
+  std::atomic<bool> ok_{true};
+  std::string error_;
+
+  std::thread thread_;  // last: started after everything it uses
+};
+
+}  // namespace madeira::store::redis_pg
