@@ -497,7 +497,7 @@ std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {
   }
   if (batch.events > 0) statements.push_back({UpsertEventsSql(), {batch.events_json}});
   if (statements.empty()) return {};
-  // Two copies of overlapping entries (another process's, or this one's read path) can lock
+  // Two processes' copies touching the same tasks (one leased a task, the other acked it) can lock
   // the same rows in another order: PostgreSQL then aborts one, which simply runs again.
   for (int attempt = 1;; ++attempt) {
     try {
