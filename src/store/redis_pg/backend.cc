@@ -28,6 +28,42 @@ constexpr auto kClaimInterval = std::chrono::seconds(2);
 constexpr auto kTrimInterval = std::chrono::milliseconds(200);
 constexpr int64_t kClaimIdleMs = 5'000;
 
+// What one round of a flush read (FlushOutbox): every entry id (entries without fields too),
+// the entries, and per task id the entries holding a change of its state (kept pending when its
+// row is not there yet).
+struct OutboxRead {
+  std::vector<OutboxEntry> entries;
+  std::vector<std::string> ids;
+  std::multimap<std::string, std::string> state_ids;
+};
+
+// Parses one XREADGROUP reply into `into` (pointing into `reply`); how many entries it held.
+size_t ParseOutboxRead(const RedisReply& reply, OutboxRead& into) {
+  if (reply.IsError()) throw RedisIoError("redis: XREADGROUP: " + reply.str);
+  if (reply.IsNil() || reply.elements.empty()) return 0;
+  const size_t before = into.ids.size();
+  for (const RedisReply& e : reply.elements[0].elements.at(1).elements) {
+    into.ids.push_back(e.elements.at(0).str);
+    if (e.elements.size() < 2 || e.elements[1].IsNil()) continue;
+    OutboxEntry& entry = into.entries.emplace_back();
+    entry.id = into.ids.back();
+    entry.fields = &e.elements[1];
+    try {
+      entry.records = RecordsFromFlat(e.elements[1]);
+    } catch (const std::exception& unreadable) {
+      entry.unreadable = unreadable.what();
+    }
+    for (const Fields& f : entry.records) {
+      auto kind = f.find("kind");
+      auto id = f.find("id");
+      if (kind != f.end() && kind->second == "state" && id != f.end()) {
+        into.state_ids.emplace(id->second, into.ids.back());
+      }
+    }
+  }
+  return into.ids.size() - before;
+}
+
 // The full rows a flush COPYed into record_tasks (see CopyToRecord).
 std::string UpsertTasksSql() {
   const std::string& cols = PgTaskColumns();
@@ -259,7 +295,7 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
       ack_later_.reset();
       replies.erase(replies.begin());  // an XACK that failed leaves entries to copy again
     }
-    OutboxEntries read;
+    OutboxRead read;
     std::vector<size_t> read_counts;  // entries each read returned
     for (const RedisReply& r : replies) read_counts.push_back(ParseOutboxRead(r, read));
     // Where this round leaves the phases: a read that returned less than a batch reached the end
@@ -273,7 +309,21 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     // pending ones before them.
     const bool all_read = new_done && (phase == Phase::kNew || pending_done);
     if (phase == Phase::kPending && read_counts[0] > 0) after = read.ids[read_counts[0] - 1];
-    if (!read.ids.empty()) AcknowledgeWithNextRead(CopyOutboxEntries(read));
+    if (!read.ids.empty()) {
+      const std::set<std::string> deferred = CopyEntries(read.entries);
+      // A change whose task has no row yet (its full record is with another process's copy)
+      // stays pending, for a later flush; everything else is done.
+      RedisCommand ack{"XACK", stream, "pg"};
+      std::set<std::string> keep;
+      for (const std::string& task_id : deferred) {
+        auto [from, to] = read.state_ids.equal_range(task_id);
+        for (auto it = from; it != to; ++it) keep.insert(it->second);
+      }
+      for (const std::string& id : read.ids) {
+        if (keep.count(id) == 0) ack.push_back(id);
+      }
+      if (ack.size() > 3) ack_later_ = RedisCall{std::nullopt, ack};
+    }
     // Committed (or nothing to copy): the work written before this flush began is answered now,
     // its XACK still to go.
     if (all_read) {
@@ -286,54 +336,6 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
   }
   TrimOutbox();
   return false;
-}
-
-size_t Backend::ParseOutboxRead(const RedisReply& reply, OutboxEntries& into) {
-  if (reply.IsError()) throw RedisIoError("redis: XREADGROUP: " + reply.str);
-  if (reply.IsNil() || reply.elements.empty()) return 0;
-  const size_t before = into.ids.size();
-  for (const RedisReply& e : reply.elements[0].elements.at(1).elements) {
-    into.ids.push_back(e.elements.at(0).str);
-    if (e.elements.size() < 2 || e.elements[1].IsNil()) continue;
-    OutboxEntry& entry = into.entries.emplace_back();
-    entry.id = into.ids.back();
-    entry.fields = &e.elements[1];
-    try {
-      entry.records = RecordsFromFlat(e.elements[1]);
-    } catch (const std::exception& unreadable) {
-      entry.unreadable = unreadable.what();
-    }
-    for (const Fields& f : entry.records) {
-      auto kind = f.find("kind");
-      auto id = f.find("id");
-      if (kind != f.end() && kind->second == "state" && id != f.end()) {
-        into.state_ids.emplace(id->second, into.ids.back());
-      }
-    }
-  }
-  return into.ids.size() - before;
-}
-
-std::vector<std::string> Backend::CopyOutboxEntries(const OutboxEntries& read) {
-  const std::set<std::string> deferred = CopyEntries(read.entries);
-  // A change whose task has no row yet (its full record is with another process's copy)
-  // stays pending, for a later flush; everything else is done.
-  std::set<std::string> keep;
-  for (const std::string& task_id : deferred) {
-    auto [from, to] = read.state_ids.equal_range(task_id);
-    for (auto it = from; it != to; ++it) keep.insert(it->second);
-  }
-  std::vector<std::string> done;
-  for (const std::string& id : read.ids) {
-    if (keep.count(id) == 0) done.push_back(id);
-  }
-  return done;
-}
-
-void Backend::AcknowledgeWithNextRead(const std::vector<std::string>& copied) {
-  if (copied.empty()) return;
-  if (!ack_later_) ack_later_ = RedisCall{std::nullopt, {"XACK", prefix_ + "outbox", "pg"}};
-  ack_later_->args.insert(ack_later_->args.end(), copied.begin(), copied.end());
 }
 
 void Backend::CatchUpRecord() {

@@ -41,14 +41,6 @@ struct OutboxEntry {
   std::string unreadable;
 };
 
-// Outbox entries read in one go: every id (entries without fields too) and, per task id, the
-// entries holding a change of its state (kept pending when its row is not there yet).
-struct OutboxEntries {
-  std::vector<OutboxEntry> entries;
-  std::vector<std::string> ids;
-  std::multimap<std::string, std::string> state_ids;
-};
-
 // A command for the pipeline: a script with its arguments (the key prefix is added), or a
 // plain command when `script` is empty.
 struct RedisCall {
@@ -173,12 +165,6 @@ class Backend {
   std::set<std::string> CopyEntries(const std::vector<OutboxEntry>& entries);
   void CatchUpRecord();  // SetCatchUpRecord's, else FlushOutbox
   void TrimOutbox();     // drops the entries every process has copied
-  // Acknowledges the entries copied with the next read (XACK).
-  void AcknowledgeWithNextRead(const std::vector<std::string>& copied);
-  // Parses one XREADGROUP reply into `into` (pointing into `reply`); how many entries it held.
-  static size_t ParseOutboxRead(const RedisReply& reply, OutboxEntries& into);
-  // CopyEntries, then the ids of `read` to acknowledge.
-  std::vector<std::string> CopyOutboxEntries(const OutboxEntries& read);
   // Writes recorded events (rows of recover.cc's kEventColumns) back into Redis for `ttl` ms
   // unless Redis has them; returns how many rows there were.
   int RestoreEventRows(const PgResult& rows, Millis ttl);
