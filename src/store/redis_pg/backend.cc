@@ -64,28 +64,13 @@ size_t ParseOutboxRead(const RedisReply& reply, OutboxRead& into) {
   return into.ids.size() - before;
 }
 
-// The full rows a flush COPYed into record_tasks (see CopyToRecord).
-std::string UpsertTasksSql() {
-  const std::string& cols = PgTaskColumns();
-  std::string sql = "INSERT INTO tasks (" + cols + ") SELECT " + cols +
-                    " FROM record_tasks "
-                    "ON CONFLICT (task_id) DO UPDATE SET ";
-  // Every column but the key, taken from the newer version only.
-  size_t start = 0;
-  bool first = true;
-  while (start < cols.size()) {
-    size_t end = cols.find(',', start);
-    if (end == std::string::npos) end = cols.size();
-    std::string c = cols.substr(start, end - start);
-    c.erase(0, c.find_first_not_of(' '));
-    if (c != "task_id") {
-      if (!first) sql += ", ";
-      sql += c + " = EXCLUDED." + c;
-      first = false;
-    }
-    start = end + 1;
-  }
-  return sql + " WHERE tasks.ver < EXCLUDED.ver";
+// The full rows a flush COPYed into record_tasks (see CopyToRecord), each over an older version.
+const std::string& UpsertTasksSql() {
+  static const std::string sql = "INSERT INTO tasks (" + PgTaskColumns() + ") SELECT " +
+                                 PgTaskColumns() +
+                                 " FROM record_tasks ON CONFLICT (task_id) DO UPDATE SET " +
+                                 PgTaskAssignments("EXCLUDED") + " WHERE tasks.ver < EXCLUDED.ver";
+  return sql;
 }
 
 // The state columns of tasks whose row exists and is older (the rows COPYed into
@@ -94,22 +79,23 @@ std::string UpsertTasksSql() {
 // statistics, so a plain join guesses it holds hundreds of rows and, below a few hundred
 // thousand tasks, hashes all of tasks by a sequential scan on every flush (2.9 ms with 8,000
 // tasks for 12 rows, 0.6 ms this way).
-std::string UpdateStatesSql() {
-  return "WITH u AS (UPDATE tasks SET ver = x.ver, status = x.status, retry_count = x.retry_count, "
-         "attempts = x.attempts, updated_at = x.updated_at, next_attempt_at = x.next_attempt_at, "
-         "last_error = x.last_error, result = x.result, deduplicated = x.deduplicated, "
-         "fast_retries_used = x.fast_retries_used, in_fast_retry = x.in_fast_retry "
-         "FROM record_states x "
-         "WHERE tasks.task_id = ANY (ARRAY(SELECT task_id FROM record_states)) "
-         "AND tasks.task_id = x.task_id AND tasks.ver < x.ver RETURNING tasks.task_id) "
-         "SELECT task_id FROM record_states EXCEPT SELECT task_id FROM tasks "
-         "WHERE task_id = ANY (ARRAY(SELECT task_id FROM record_states))";
+const std::string& UpdateStatesSql() {
+  static const std::string sql =
+      "WITH u AS (UPDATE tasks SET " + PgStateAssignments("x") +
+      " FROM record_states x "
+      "WHERE tasks.task_id = ANY (ARRAY(SELECT task_id FROM record_states)) "
+      "AND tasks.task_id = x.task_id AND tasks.ver < x.ver RETURNING tasks.task_id) "
+      "SELECT task_id FROM record_states EXCEPT SELECT task_id FROM tasks "
+      "WHERE task_id = ANY (ARRAY(SELECT task_id FROM record_states))";
+  return sql;
 }
 
 // The attempts COPYed into record_attempts.
-std::string InsertAttemptsSql() {
-  return "INSERT INTO attempts (" + std::string(kPgAttemptRowColumns) + ") SELECT " +
-         kPgAttemptRowColumns + " FROM record_attempts ON CONFLICT (task_id, attempt) DO NOTHING";
+const std::string& InsertAttemptsSql() {
+  static const std::string sql = "INSERT INTO attempts (" + std::string(kPgAttemptRowColumns) +
+                                 ") SELECT " + kPgAttemptRowColumns +
+                                 " FROM record_attempts ON CONFLICT (task_id, attempt) DO NOTHING";
+  return sql;
 }
 
 // The temporary tables a copy's rows go to by COPY, emptied at every commit: made once a
@@ -122,14 +108,16 @@ constexpr const char* kRecordTables =
     "ON COMMIT DELETE ROWS; "
     "CREATE TEMPORARY TABLE IF NOT EXISTS record_attempts (LIKE attempts) ON COMMIT DELETE ROWS";
 
-std::string UpsertEventsSql() {
-  const std::string cols =
+const std::string& UpsertEventsSql() {
+  static const std::string cols =
       "source, event_id, seq, event_type, payload, trace_id, target_uri, received_at, "
       "deliveries, n_deliveries";
-  return "INSERT INTO events (" + cols + ") SELECT " + cols +
-         " FROM json_populate_recordset(NULL::events, $1::json) "
-         "ON CONFLICT (source, event_id) DO UPDATE SET deliveries = EXCLUDED.deliveries, "
-         "n_deliveries = EXCLUDED.n_deliveries WHERE events.n_deliveries < EXCLUDED.n_deliveries";
+  static const std::string sql =
+      "INSERT INTO events (" + cols + ") SELECT " + cols +
+      " FROM json_populate_recordset(NULL::events, $1::json) "
+      "ON CONFLICT (source, event_id) DO UPDATE SET deliveries = EXCLUDED.deliveries, "
+      "n_deliveries = EXCLUDED.n_deliveries WHERE events.n_deliveries < EXCLUDED.n_deliveries";
+  return sql;
 }
 
 }  // namespace

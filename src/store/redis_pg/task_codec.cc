@@ -387,18 +387,37 @@ LiveTask TaskFromFields(const Fields& f) {
   return live;
 }
 
+namespace {
+// Every task column, in order.
+std::array<size_t, kTaskColumnCount> AllTaskColumns() {
+  std::array<size_t, kTaskColumnCount> every{};
+  for (size_t c = 0; c < every.size(); ++c) every[c] = c;
+  return every;
+}
+// "c = FROM.c, ..." of the columns given by index, but the key.
+template <typename Columns>
+std::string Assignments(const Columns& columns, std::string_view from) {
+  std::string out;
+  for (size_t c : columns) {
+    if (c == kTaskId) continue;
+    if (!out.empty()) out += ", ";
+    out += std::string(kTaskColumnNames[c]) + " = " + std::string(from) + "." + kTaskColumnNames[c];
+  }
+  return out;
+}
+}  // namespace
+
 const std::string& PgTaskColumns() {
-  static const std::string all = [] {
-    std::array<size_t, kTaskColumnCount> every{};
-    for (size_t c = 0; c < every.size(); ++c) every[c] = c;
-    return ColumnList(every);
-  }();
+  static const std::string all = ColumnList(AllTaskColumns());
   return all;
 }
 const std::string& PgStateColumns() {
   static const std::string state = ColumnList(kStateColumns);
   return state;
 }
+
+std::string PgTaskAssignments(std::string_view from) { return Assignments(AllTaskColumns(), from); }
+std::string PgStateAssignments(std::string_view from) { return Assignments(kStateColumns, from); }
 
 core::Task TaskFromRow(const PgResult& r, int row) {
   core::Task t;

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -69,6 +70,10 @@ core::Attempt AttemptFromRow(const PgResult& r, int row);
 // The columns of a state row (a task's columns that change after creation) and of an attempt
 // row, in the order of their COPY text.
 const std::string& PgStateColumns();
+// "c = FROM.c, ..." for every column but task_id of a full row, or of a state row: the SET of
+// the statements that apply the COPYed rows.
+std::string PgTaskAssignments(std::string_view from);
+std::string PgStateAssignments(std::string_view from);
 extern const char* const kPgAttemptRowColumns;
 
 // The outbox entries of one flush for PostgreSQL: the newest version of each task (a full row
