@@ -99,14 +99,17 @@ const std::string& InsertAttemptsSql() {
 }
 
 // The temporary tables a copy's rows go to by COPY, emptied at every commit: made once a
-// connection. record_states' columns may be NULL (LIKE tasks would make them NOT NULL).
-constexpr const char* kRecordTables =
-    "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks (LIKE tasks) ON COMMIT DELETE ROWS; "
-    "CREATE TEMPORARY TABLE IF NOT EXISTS record_states (task_id text, ver bigint, status text, "
-    "retry_count int, attempts int, updated_at bigint, next_attempt_at bigint, last_error text, "
-    "result text, deduplicated boolean, fast_retries_used int, in_fast_retry boolean) "
-    "ON COMMIT DELETE ROWS; "
-    "CREATE TEMPORARY TABLE IF NOT EXISTS record_attempts (LIKE attempts) ON COMMIT DELETE ROWS";
+// connection. record_states takes its columns' types from tasks but none of its NOT NULLs
+// (CREATE TABLE AS copies no constraints; LIKE tasks would): a state row may lack a value.
+const std::string& RecordTablesSql() {
+  static const std::string sql =
+      "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks (LIKE tasks) ON COMMIT DELETE ROWS; "
+      "CREATE TEMPORARY TABLE IF NOT EXISTS record_states ON COMMIT DELETE ROWS AS SELECT " +
+      PgStateColumns() +
+      " FROM tasks WITH NO DATA; "
+      "CREATE TEMPORARY TABLE IF NOT EXISTS record_attempts (LIKE attempts) ON COMMIT DELETE ROWS";
+  return sql;
+}
 
 const std::string& UpsertEventsSql() {
   static const std::string cols =
@@ -496,7 +499,7 @@ std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {
         results = pg_.ExecAll(statements);
       } else {
         if (record_tables_generation_ != pg_.generation() || pg_.generation() == 0) {
-          pg_.Exec(kRecordTables);
+          pg_.Exec(RecordTablesSql());
           record_tables_generation_ = pg_.generation();
         }
         results = pg_.CopyThenExecAll(copies, statements);
