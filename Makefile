@@ -82,7 +82,7 @@ $(FUZZ_BUILD)/build.ninja:
 	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DMADEIRA_FUZZ=ON -DMADEIRA_TESTS=OFF
 
-FUZZERS ?= envelope webhook
+FUZZERS ?= envelope webhook request record config
 
 fuzz: $(FUZZ_BUILD)/build.ninja
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) $(foreach f,$(FUZZERS),--target $(f)_fuzz)

@@ -1,6 +1,5 @@
 #include "api/dispatch.h"
 
-#include <boost/url/parse.hpp>
 #include <exception>
 #include <string>
 
@@ -82,17 +81,6 @@ Handler HandlerFor(RouteId id) {
       return &HandleReadyz;
   }
   return nullptr;
-}
-
-// Splits the target into decoded path segments and query parameters (Boost.URL, so
-// percent-decoding and malformed targets are handled by a well-kept parser).
-core::Result<std::vector<std::string>> ParseTarget(const std::string& target, QueryParams& query) {
-  auto url = boost::urls::parse_origin_form(target);
-  if (!url) return MakeError(ErrorCode::kInvalidField, "malformed request target", "target");
-  std::vector<std::string> segments;
-  for (auto segment : url->segments()) segments.emplace_back(segment);
-  for (auto param : url->params()) query.emplace_back(param.key, param.value);
-  return segments;
 }
 
 }  // namespace

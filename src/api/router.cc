@@ -1,6 +1,7 @@
 #include "api/router.h"
 
 #include <algorithm>
+#include <boost/url/parse.hpp>
 
 namespace madeira::api {
 
@@ -62,6 +63,18 @@ const std::vector<RouteSpec>& AllRoutes() {
       {RouteId::kReadyz, "GET", "/readyz", kPublic},
   };
   return routes;
+}
+
+// Boost.URL, so percent-decoding and malformed targets are handled by a well-kept parser.
+core::Result<std::vector<std::string>> ParseTarget(std::string_view target, QueryParams& query) {
+  auto url = boost::urls::parse_origin_form(target);
+  if (!url) {
+    return core::MakeError(core::ErrorCode::kInvalidField, "malformed request target", "target");
+  }
+  std::vector<std::string> segments;
+  for (auto segment : url->segments()) segments.emplace_back(segment);
+  for (auto param : url->params()) query.emplace_back(param.key, param.value);
+  return segments;
 }
 
 Router::Router(const std::vector<RouteSpec>& routes) {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "api/config.h"
+#include "api/http_types.h"
+#include "core/error.h"
 
 namespace madeira::api {
 
@@ -70,6 +72,10 @@ struct RouteMatch {
   std::vector<std::string> params;   // {param} values in order, when found
   std::string allow;                 // "GET, POST" when the method is not allowed
 };
+
+// Splits a request target ("/v1/tasks/x?limit=5") into its percent-decoded path segments and
+// appends its decoded query parameters to `query`. A malformed target is kInvalidField.
+core::Result<std::vector<std::string>> ParseTarget(std::string_view target, QueryParams& query);
 
 class Router {
  public:

@@ -5,22 +5,13 @@
 namespace madeira::api {
 namespace {
 
-std::vector<std::string> Split(std::string_view path) {
-  std::vector<std::string> out;
-  size_t pos = 1;
-  while (pos <= path.size()) {
-    size_t next = path.find('/', pos);
-    if (next == std::string_view::npos) next = path.size();
-    out.emplace_back(path.substr(pos, next - pos));
-    pos = next + 1;
-  }
-  return out;
-}
-
 class RouterTest : public ::testing::Test {
  protected:
   RouteMatch Match(std::string_view method, std::string_view path) {
-    return router_.Match(method, Split(path));
+    QueryParams query;
+    auto segments = ParseTarget(path, query);
+    EXPECT_TRUE(segments) << path;
+    return router_.Match(method, segments ? *segments : std::vector<std::string>{});
   }
   Router router_{AllRoutes()};
 };
@@ -51,6 +42,24 @@ TEST_F(RouterTest, LiteralSegmentWinsOverParameter) {
   EXPECT_EQ(Match("POST", "/v1/leases/abc/ack").route->id, RouteId::kAck);
   // A task may be called "batch": GET still reaches it.
   EXPECT_EQ(Match("GET", "/v1/tasks/batch").route->id, RouteId::kGetTask);
+}
+
+TEST(ParseTargetTest, DecodesSegmentsAndQueryParameters) {
+  QueryParams query;
+  auto segments = ParseTarget("/v1/tasks/order%2F1?status=dead&trace_id=a%20b&limit=5", query);
+  ASSERT_TRUE(segments);
+  EXPECT_EQ(*segments, (std::vector<std::string>{"v1", "tasks", "order/1"}));
+  EXPECT_EQ(query, (QueryParams{{"status", "dead"}, {"trace_id", "a b"}, {"limit", "5"}}));
+}
+
+TEST(ParseTargetTest, MalformedTargetIsInvalid) {
+  for (std::string_view target : {"v1/tasks", "/v1/tasks%zz", "http://x/v1/tasks", "/v1 /x"}) {
+    QueryParams query;
+    auto segments = ParseTarget(target, query);
+    ASSERT_FALSE(segments) << target;
+    EXPECT_EQ(segments.error().code, core::ErrorCode::kInvalidField);
+    EXPECT_EQ(segments.error().field, "target");
+  }
 }
 
 TEST_F(RouterTest, UnknownPathIsNotFound) {

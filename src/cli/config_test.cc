@@ -277,6 +277,18 @@ TEST(ConfigTest, SyntaxErrorIsOneLineWithLocation) {
   EXPECT_EQ(msg.find('\n'), std::string::npos);
 }
 
+// Debian's toml++ 3.3.0 reaches its TOML_UNREACHABLE for code points U+00A1..U+0499 and
+// U+FBC6..U+FEFE where it looks for whitespace (upstream issues 190 and 295, fixed in its
+// PR 305), found by fuzz/config_fuzz.cc. What this build does there is what a user must see:
+// a one-line syntax error, not a crash or a config read wrongly.
+TEST(ConfigTest, NonAsciiWhereWhitespaceGoesIsASyntaxError) {
+  EXPECT_THAT(ErrorOf("a\xcd\x9a = 1\n"), HasSubstr("test.toml:1"));          // U+035A
+  EXPECT_THAT(ErrorOf("listen\xc2\xa7= \"x\"\n"), HasSubstr("test.toml:1"));  // U+00A7
+  EXPECT_THAT(ErrorOf("a = 1 \xef\xb9\x90\n"), HasSubstr("test.toml:1"));     // U+FE50
+  // After a line-ending backslash in a multi-line string, the string is still read right.
+  EXPECT_THAT(ErrorOf("s = \"\"\"\\\n\xc2\xa7\"\"\"\n"), HasSubstr("unknown key 's'"));
+}
+
 TEST(ConfigTest, TokenErrorsNeverShowTheToken) {
   const std::string secret = "hunter2-very-secret";
   std::vector<std::string> bad = {
