@@ -172,12 +172,17 @@ def render(peers, madeira, drain_rpt):
         f"`save \"\"`, other settings Redis defaults; `FLUSHALL` before every step. Peers keep "
         f"their own defaults (BullMQ keeps completed jobs, 1 attempt; Asynq deletes completed "
         f"tasks, MaxRetry 25, TaskCheckInterval 1 s, DelayedTaskCheckInterval 5 s).\n")
-    c = peers.get("counts", {})
+    counts = peers.get("counts", {})
+
+    def c(key):  # a count as "100,000", or "?" when the run did not record it
+        v = counts.get(key)
+        return f"{v:,}" if isinstance(v, (int, float)) else "?"
+
     out.append(
-        f"Counts: enqueue {c.get('enqueue', '?'):,} tasks per mode; drain {c.get('bullmq_drain', '?'):,} "
-        f"(BullMQ) and {c.get('asynq_drain', '?'):,} (Asynq) tasks (200k at most, and no more than "
-        f"25 s at the tuning rate, to stay in time); latency {c.get('latency_seconds', '?')} s at 2,000/s; "
-        f"delayed {c.get('delayed', '?'):,} tasks in 10 rounds 100 ms apart. Worker concurrency, "
+        f"Counts: enqueue {c('enqueue')} tasks per mode; drain {c('bullmq_drain')} "
+        f"(BullMQ) and {c('asynq_drain')} (Asynq) tasks (200k at most, and no more than "
+        f"25 s at the tuning rate, to stay in time); latency {c('latency_seconds')} s at 2,000/s; "
+        f"delayed {c('delayed')} tasks in 10 rounds 100 ms apart. Worker concurrency, "
         f"the best of 8/32/128/512 in one tuning drain: BullMQ {best.get('bullmq', '?')}, "
         f"Asynq {best.get('asynq', '?')}.\n")
     if madeira:
