@@ -379,6 +379,10 @@ class Worker:
                                         {"extend_ms": ctx.lease_ms}, timeout=5.0)
             ctx.lease_deadline = parse_rfc3339(doc["deadline"])
         except ApiError as exc:
+            if exc.code == "lease_lost" and time.monotonic() >= ctx._deadline_mono:
+                # The server expired the lease at the deadline while this extend was on its
+                # way: the deadline is the reason, and the loop abandons the task for it.
+                return
             if exc.code == "lease_lost":
                 ctx.lost.set()
                 ctx._cancel("lease_lost")

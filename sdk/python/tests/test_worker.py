@@ -108,6 +108,36 @@ def test_extend_409_marks_the_lease_lost(client, queue_name):
     assert client.get(tid)["result"] == {"attempt": 2}
 
 
+def test_lease_lost_answered_past_the_deadline_is_the_deadline(client, queue_name):
+    """An extend that leaves just before the deadline and is answered lease_lost after the
+    server expired the lease there: the handler is told "deadline", as without the extend."""
+    tid = submit(client, queue_name, timeout_ms=500, max_retries=0)
+    contexts = []
+
+    def handler(ctx):
+        contexts.append(ctx)
+        ctx.cancelled.wait(10)
+        return {"late": True}
+
+    worker = Worker(client, queues=[queue_name], slots=1, wait_ms=500)
+    worker.register("w.test", handler)
+    real_extend = worker._extend
+
+    def extend(ctx):
+        # The request is slow to come back: its answer arrives once the server has expired the
+        # lease (with max_retries 0 the task is then dead).
+        wait_until(lambda: client.get(ctx.task_id)["status"] == "dead", timeout=10)
+        real_extend(ctx)
+    worker._extend = extend
+    with worker:
+        wait_until(lambda: contexts and contexts[0].cancelled.is_set(), timeout=10)
+        terminal(client, tid)
+    assert contexts[0].cancel_reason == "deadline"
+    assert not contexts[0].lost.is_set()
+    assert [a["outcome"] for a in client.attempts(tid)] == ["lease_expired"]
+    assert client.get(tid)["result"] is None
+
+
 def test_graceful_close_finishes_in_flight_work(client, queue_name):
     tid = submit(client, queue_name)
     started = threading.Event()
