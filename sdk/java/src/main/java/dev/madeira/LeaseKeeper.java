@@ -73,7 +73,12 @@ final class LeaseKeeper {
             ex.nextExtendNanos = now + ex.extendEveryNanos;
             protocol.extend(ex.leaseId, ex.leaseMs).whenComplete((ok, err) -> {
                 Throwable cause = err != null && err.getCause() != null ? err.getCause() : err;
-                if (cause instanceof ApiError && "lease_lost".equals(((ApiError) cause).code())) {
+                boolean leaseLost = cause instanceof ApiError && "lease_lost".equals(((ApiError) cause).code());
+                if (leaseLost && System.nanoTime() - ex.deadlineNanos >= 0) {
+                    // The server expired the lease at the deadline while this extend was on its
+                    // way: the deadline is the reason (the tick expires it), not a lost lease.
+                    LOG.log(Level.DEBUG, "{0}: lease_lost answered past the deadline", ex.task);
+                } else if (leaseLost) {
                     ex.markLost();
                     LOG.log(Level.WARNING, "{0}: lease lost", ex.task);
                 } else if (cause != null) {
