@@ -20,6 +20,12 @@ def terminal(client, task_id, status=("succeeded", "dead", "cancelled")):
                       timeout=20)
 
 
+def intercept_extends(worker, hook):
+    """Routes each of the worker's lease extensions through hook(ctx, real_extend)."""
+    real_extend = worker._extend
+    worker._extend = lambda ctx: hook(ctx, real_extend)
+
+
 def test_versions_route_to_their_handlers(client, queue_name):
     v1 = submit(client, queue_name, payload_version=1)
     v2 = submit(client, queue_name, payload_version=2)
@@ -92,14 +98,13 @@ def test_extend_409_marks_the_lease_lost(client, queue_name):
 
     worker = Worker(client, queues=[queue_name], slots=2, wait_ms=500, lease_ms=300)
     worker.register("w.test", handler)
-    real_extend = worker._extend
 
-    def extend(ctx):
+    def extend(ctx, real_extend):
         # attempt 1 misses its extends for 1 s (its 300 ms lease lapses), then extends: 409
         if ctx.attempt == 1 and time.monotonic() < stall["until"]:
             return
         real_extend(ctx)
-    worker._extend = extend
+    intercept_extends(worker, extend)
     with worker:
         wait_until(lambda: contexts and contexts[0].lost.is_set(), timeout=10)
         terminal(client, tid)
@@ -121,14 +126,13 @@ def test_lease_lost_answered_past_the_deadline_is_the_deadline(client, queue_nam
 
     worker = Worker(client, queues=[queue_name], slots=1, wait_ms=500)
     worker.register("w.test", handler)
-    real_extend = worker._extend
 
-    def extend(ctx):
+    def extend(ctx, real_extend):
         # The request is slow to come back: its answer arrives once the server has expired the
         # lease (with max_retries 0 the task is then dead).
         wait_until(lambda: client.get(ctx.task_id)["status"] == "dead", timeout=10)
         real_extend(ctx)
-    worker._extend = extend
+    intercept_extends(worker, extend)
     with worker:
         wait_until(lambda: contexts and contexts[0].cancelled.is_set(), timeout=10)
         terminal(client, tid)
