@@ -286,9 +286,9 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
       ack_later_.reset();
       replies.erase(replies.begin());  // an XACK that failed leaves entries to copy again
     }
-    OutboxRead read;
+    OutboxRead got;
     std::vector<size_t> read_counts;  // entries each read returned
-    for (const RedisReply& r : replies) read_counts.push_back(ParseOutboxRead(r, read));
+    for (const RedisReply& r : replies) read_counts.push_back(ParseOutboxRead(r, got));
     // Where this round leaves the phases: a read that returned less than a batch reached the end
     // of what it reads.
     const bool pending_done =
@@ -299,18 +299,18 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     // Everything written before the flush began is read once the new entries are, and the
     // pending ones before them.
     const bool all_read = new_done && (phase == Phase::kNew || pending_done);
-    if (phase == Phase::kPending && read_counts[0] > 0) after = read.ids[read_counts[0] - 1];
-    if (!read.ids.empty()) {
-      const std::set<std::string> deferred = CopyEntries(read.entries);
+    if (phase == Phase::kPending && read_counts[0] > 0) after = got.ids[read_counts[0] - 1];
+    if (!got.ids.empty()) {
+      const std::set<std::string> deferred = CopyEntries(got.entries);
       // A change whose task has no row yet (its full record is with another process's copy)
       // stays pending, for a later flush; everything else is done.
       RedisCommand ack{"XACK", stream, "pg"};
       std::set<std::string> keep;
       for (const std::string& task_id : deferred) {
-        auto [from, to] = read.state_ids.equal_range(task_id);
+        auto [from, to] = got.state_ids.equal_range(task_id);
         for (auto it = from; it != to; ++it) keep.insert(it->second);
       }
-      for (const std::string& id : read.ids) {
+      for (const std::string& id : got.ids) {
         if (keep.count(id) == 0) ack.push_back(id);
       }
       if (ack.size() > 3) ack_later_ = RedisCall{std::nullopt, ack};

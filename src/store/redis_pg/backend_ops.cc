@@ -95,7 +95,7 @@ Result<std::vector<AttemptReport>> Backend::ExpireLeases(Millis now, const Retry
 Result<std::vector<core::Attempt>> Backend::Attempts(const std::string& task_id) {
   std::optional<LiveTask> live = GetLive(task_id);
   if (!live && !GetRecorded(task_id)) return MakeError(ErrorCode::kNotFound, "no task " + task_id);
-  CatchUpRecord();
+  if (live) CatchUpRecord();  // GetRecorded has waited for the recorder already
   PgResult r = pg_.Exec("SELECT " + std::string(kPgAttemptColumns) +
                             " FROM attempts WHERE task_id = $1 ORDER BY attempt",
                         {task_id});

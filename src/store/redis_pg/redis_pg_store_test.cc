@@ -784,8 +784,8 @@ TEST(RedisPgStore, AnOutboxEntryPostgresqlRefusesIsSetAsideAndWorkGoesOn) {
 // arriving during the recorder's copies: each copy answers only what was written before it
 // read the outbox (a recorder answering every waiting submit at each commit fails this, with
 // 144-208 of 1,000 submits answered early in three runs).
-// Submits keep arriving while the recorder reads the next entries and commits the last ones,
-// and searches between them wait for the recorder on the store thread meanwhile.
+// Submits keep arriving while the recorder reads and commits, and searches between them wait
+// for the recorder on the store thread meanwhile.
 TEST(RedisPgStore, EverySubmitIsInPostgresqlWhenItIsAnswered) {
   std::string ns;
   auto own = OpenOwn("answered-recorded", &ns);
