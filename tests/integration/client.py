@@ -190,11 +190,15 @@ def parse_rfc3339(text):
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-def raw_exchange(port, data, read_timeout=5.0, host="127.0.0.1"):
-    """Sends raw bytes and returns what the server answers before closing or timing out."""
+def raw_exchange(port, data, read_timeout=5.0, host="127.0.0.1", until_closed=False):
+    """Sends raw bytes and returns what the server answers before closing or timing out: its
+    first response, or with `until_closed` everything until it closes, our side closed once the
+    bytes are out (so a Content-Length longer than the body ends there)."""
     s = socket.create_connection((host, port), timeout=read_timeout)
     try:
         s.sendall(data)
+        if until_closed:
+            s.shutdown(socket.SHUT_WR)
         out = b""
         deadline = time.monotonic() + read_timeout
         while time.monotonic() < deadline:
@@ -207,7 +211,7 @@ def raw_exchange(port, data, read_timeout=5.0, host="127.0.0.1"):
             if not chunk:
                 break
             out += chunk
-            if b"\r\n\r\n" in out:
+            if not until_closed and b"\r\n\r\n" in out:
                 head, _, rest = out.partition(b"\r\n\r\n")
                 length = 0
                 for line in head.split(b"\r\n")[1:]:
