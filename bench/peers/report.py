@@ -71,7 +71,6 @@ STORE_LABELS = {"sqlite": "embedded", "redis-pg": "redis-pg"}
 # What a Madeira row measures where a scenario shows it more than one way.
 MEASURED_FROM = {"c.p50": "ready→leased", "c.p99": "ready→leased", "c.max": "ready→leased",
                  "c.e2e50": "sent→leased", "c.e2e99": "sent→leased", "c.e2emax": "sent→leased"}
-READY_TO_LEASED = ("c.p50", "c.p99", "c.max")
 
 
 def leased_before_answered(figures):
@@ -219,7 +218,7 @@ def render(peers, madeira, drain_rpt):
                     continue
                 how = f" ({MEASURED_FROM[mid]})" if mid in MEASURED_FROM else ""
                 vs_peer = None
-                if mid in READY_TO_LEASED and leased_before_answered(fig):
+                if MEASURED_FROM.get(mid) == "ready→leased" and leased_before_answered(fig):
                     how = " (ready→leased: leased before its 202, so no ratio)"
                 elif best_peer and mf["median"]:
                     vs_peer = (mf["median"] / best_peer["median"] if higher
