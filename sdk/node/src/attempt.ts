@@ -164,14 +164,16 @@ export class RunningAttempt {
         () => undefined,
         (err: unknown) => {
           if (this.settled) return; // finished meanwhile; the outcome report decides
-          if (isLeaseLost(err) && Date.now() >= this.deadline) {
-            // The server expired the lease at the deadline, and this answer reached the event
-            // loop before the deadline timer did (I/O is read before due timers run): the
-            // deadline is the reason.
-            this.expire();
-          } else if (isLeaseLost(err)) {
-            this.settle();
-            this.lost(err as ApiError);
+          if (isLeaseLost(err)) {
+            if (Date.now() >= this.deadline) {
+              // The server expired the lease at the deadline, and this answer reached the event
+              // loop before the deadline timer did (I/O is read before due timers run): the
+              // deadline is the reason.
+              this.expire();
+            } else {
+              this.settle();
+              this.lost(err as ApiError);
+            }
           }
           this.host.report(err);
         },
