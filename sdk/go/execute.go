@@ -47,10 +47,8 @@ func (w *Worker) execute(lease *Lease, received time.Time) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	// The attempt began on the server just before the lease was answered,
-	// so the local deadline is at most a round-trip late; fencing refuses a
-	// late ack in any case.
-	deadline := received.Add(timeout)
+	leaseFor := w.leaseFor(timeout)
+	deadline := attemptDeadline(lease, leaseFor, timeout, received)
 	ctx, cancel := context.WithCancelCause(w.hardCtx)
 	ctx, cancelDeadline := context.WithDeadlineCause(ctx, deadline, ErrTaskDeadline)
 	defer cancelDeadline()
@@ -61,7 +59,7 @@ func (w *Worker) execute(lease *Lease, received time.Time) {
 	w.running[ex] = struct{}{}
 	w.mu.Unlock()
 
-	stopExtending := w.extendWhileRunning(ctx, ex, deadline)
+	stopExtending := w.extendWhileRunning(ctx, ex, leaseFor, deadline)
 	result, err := w.call(ctx, lease)
 	stopExtending()
 	handlerCtxErr := ctx.Err()
@@ -115,13 +113,36 @@ type panicError struct {
 
 func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
 
-// extendWhileRunning extends the lease every lease_ms/3 until stopped or the
-// task's deadline; a 409 lease_lost cancels the handler with ErrLeaseLost.
-func (w *Worker) extendWhileRunning(ctx context.Context, ex *execution, deadline time.Time) (stop func()) {
-	leaseFor := w.opts.LeaseDuration
-	if leaseFor <= 0 {
-		leaseFor = ex.lease.Task.Timeout()
+// leaseFor is the lease_ms this worker asks for: LeaseDuration, or the task's
+// timeout when unset or longer (the server's upper bound).
+func (w *Worker) leaseFor(timeout time.Duration) time.Duration {
+	if d := w.opts.LeaseDuration; d > 0 && d < timeout {
+		return d
 	}
+	return timeout
+}
+
+// attemptDeadline is when the server ends this attempt: it never extends a
+// lease past timeout_ms after the attempt began, and the lease's first
+// deadline is that beginning + leaseFor. Timing it from the lease's receipt
+// instead would be up to a round trip late, and an extend in that window would
+// report a deadline as a lost lease. Clamped to [now, now+timeout] against
+// clock skew.
+func attemptDeadline(lease *Lease, leaseFor, timeout time.Duration, received time.Time) time.Time {
+	if lease.Deadline.IsZero() {
+		return received.Add(timeout)
+	}
+	now := time.Now()
+	remaining := lease.Deadline.Add(timeout - leaseFor).Sub(now)
+	remaining = min(max(remaining, 0), timeout)
+	return now.Add(remaining) // keeps now's monotonic reading
+}
+
+// extendWhileRunning extends the lease every lease_ms/3 until stopped or the
+// task's deadline; a 409 lease_lost cancels the handler with ErrLeaseLost, or
+// with ErrTaskDeadline when it is read past the deadline (the server expired
+// the lease because the attempt's time was up).
+func (w *Worker) extendWhileRunning(ctx context.Context, ex *execution, leaseFor time.Duration, deadline time.Time) (stop func()) {
 	every := leaseFor / 3
 	if every <= 0 {
 		return func() {}
@@ -137,7 +158,11 @@ func (w *Worker) extendWhileRunning(ctx context.Context, ex *execution, deadline
 		_, err := w.client.extend(ctx, ex.lease.ID, leaseFor)
 		switch {
 		case isLeaseLost(err):
-			ex.cancel(ErrLeaseLost)
+			if time.Now().Before(deadline) {
+				ex.cancel(ErrLeaseLost)
+			} else {
+				ex.cancel(ErrTaskDeadline)
+			}
 			return
 		case err != nil && ctx.Err() == nil:
 			w.log.Warn("madeira: lease extend failed", "lease_id", ex.lease.ID, "err", err)

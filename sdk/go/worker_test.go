@@ -319,6 +319,78 @@ func TestLeaseLostCancelsTheHandler(t *testing.T) {
 	}
 }
 
+// The attempt's deadline is the server's: its first lease deadline minus
+// lease_ms plus timeout_ms, clamped to [now, now+timeout] against skew.
+func TestAttemptDeadlineIsTheServers(t *testing.T) {
+	const timeout, leaseFor = 2 * time.Second, 300 * time.Millisecond
+	received := time.Now()
+	for _, c := range []struct {
+		name      string
+		deadline  time.Time // the lease's, as the server sent it
+		remaining time.Duration
+	}{
+		{"began 200 ms before the answer was read", received.Add(leaseFor - 200*time.Millisecond), timeout - 200*time.Millisecond},
+		{"server clock far ahead", received.Add(time.Hour), timeout},
+		{"server clock far behind", received.Add(-time.Hour), 0},
+		{"no deadline sent", time.Time{}, timeout},
+	} {
+		got := attemptDeadline(&Lease{Deadline: c.deadline}, leaseFor, timeout, received).Sub(received)
+		if d := got - c.remaining; d < -50*time.Millisecond || d > 50*time.Millisecond {
+			t.Errorf("%s: deadline %v after receipt, want %v", c.name, got, c.remaining)
+		}
+	}
+}
+
+// A handler's context ends at the server's deadline, not timeout_ms after the
+// lease was read: a lease answered late leaves the handler less time.
+func TestHandlerDeadlineIsTheServers(t *testing.T) {
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/v1/leases" {
+			io.WriteString(w, `{}`)
+			return
+		}
+		answered := false
+		once.Do(func() {
+			// The server began the attempt 500 ms before this answer.
+			deadline := time.Now().Add(300*time.Millisecond - 500*time.Millisecond).UTC().Format(time.RFC3339Nano)
+			io.WriteString(w, `{"leases":[{"lease_id":"L1","deadline":"`+deadline+`","fencing_token":1,
+				"task":{"task_id":"T1","task_type":"late","queue":"q","payload_version":1,"payload":{},
+				"timeout_ms":3000,"max_retries":3,"retry_count":0,"priority":100,"trace_id":"x","attempt":1}}]}`)
+			answered = true
+		})
+		if !answered {
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-r.Context().Done():
+			}
+			io.WriteString(w, `{"leases":[]}`)
+		}
+	}))
+	defer srv.Close()
+	c, _ := NewClient(srv.URL)
+	left := make(chan time.Duration, 1)
+	w := NewWorker(c, WorkerOptions{Queues: []string{"q"}, Slots: 1, LeaseDuration: 300 * time.Millisecond})
+	w.Handle("late", []int{1}, func(ctx context.Context, l *Lease) (any, error) {
+		d, _ := ctx.Deadline()
+		left <- time.Until(d)
+		return nil, nil
+	})
+	w.Start()
+	select {
+	case got := <-left:
+		if got > 2600*time.Millisecond || got < 2000*time.Millisecond {
+			t.Fatalf("handler has %v left of a 3 s attempt the server began 500 ms earlier", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler never ran")
+	}
+	if err := closeWorker(t, w, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestHandleRefusesBadRegistrations(t *testing.T) {
 	c, _ := NewClient("http://127.0.0.1:1")
 	w := NewWorker(c, WorkerOptions{Queues: []string{"q"}})
