@@ -2,6 +2,7 @@
 // fails with the retry tier of the handler's exception, and Close's hand-back.
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <typeinfo>
 
@@ -14,9 +15,8 @@ namespace {
 constexpr size_t kMaxAckBatch = 1000;
 // The ticker looks at running tasks at least this often, so deadlines are kept to within it.
 constexpr std::chrono::milliseconds kTick(20);
-// No extension this close to the deadline: the server caps leases at the deadline anyway, and
-// the attempt began there a round-trip before our clock started, so a late extend would only
-// race the server's expiry and come back lease_lost instead of the handler seeing kDeadline.
+// No extension this close to the deadline: the server caps leases at the deadline anyway, so a
+// late extend would only race the server's expiry and hold the ticker while it does.
 constexpr std::chrono::milliseconds kExtendMargin(100);
 
 std::string TypeName(const std::exception& e) {
@@ -126,6 +126,19 @@ void Worker::Impl::SendFail(const Execution& ex, const std::string& type,
   }
 }
 
+namespace internal {
+
+std::chrono::steady_clock::time_point AttemptDeadline(
+    Time lease_deadline, std::chrono::milliseconds lease_for, std::chrono::milliseconds timeout,
+    std::chrono::system_clock::time_point now, std::chrono::steady_clock::time_point steady_now) {
+  if (lease_deadline == Time{}) return steady_now + timeout;
+  auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(lease_deadline -
+                                                                         lease_for + timeout - now);
+  return steady_now + std::clamp(remaining, std::chrono::milliseconds(0), timeout);
+}
+
+}  // namespace internal
+
 // Stops handlers at their deadline and extends leases every lease_ms/3 while they run.
 void Worker::Impl::TickerLoop() {
   std::unique_lock lock(mu_);
@@ -154,7 +167,10 @@ void Worker::Impl::TickerLoop() {
                      std::chrono::seconds(10));
         } catch (const ApiError& e) {
           if (e.code() == "lease_lost") {
-            ex->Stop(StopCause::kLeaseLost);
+            // Read past the deadline (this extend held the ticker), the server expired the lease
+            // because the attempt's time was up: the deadline is the reason.
+            bool late = std::chrono::steady_clock::now() >= ex->deadline;
+            ex->Stop(late ? StopCause::kDeadline : StopCause::kLeaseLost);
           } else {
             Log(std::string("lease extend failed: ") + e.what());
           }

@@ -207,11 +207,13 @@ void Worker::Impl::Dispatch(const boost::json::value& answer,
     ex->lease.task = internal::DecodeTask(o.at("task").as_object());
     auto timeout = ex->lease.task.timeout.count() > 0 ? ex->lease.task.timeout
                                                       : std::chrono::milliseconds(30000);
-    // The attempt began on the server just before it answered, so the local deadline is at
-    // most a round-trip late; fencing refuses a late ack in any case.
     ex->received = at;
-    ex->deadline = at + timeout;
-    ex->lease_for = opts_.lease_duration.count() > 0 ? opts_.lease_duration : timeout;
+    ex->lease_for = opts_.lease_duration.count() > 0 && opts_.lease_duration < timeout
+                        ? opts_.lease_duration
+                        : timeout;
+    ex->deadline = internal::AttemptDeadline(ex->lease.deadline, ex->lease_for, timeout,
+                                             std::chrono::system_clock::now(),
+                                             std::chrono::steady_clock::now());
     ex->next_extend = at + ex->lease_for / 3;
     got.push_back(std::move(ex));
   }

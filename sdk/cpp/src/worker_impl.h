@@ -35,6 +35,19 @@ struct Execution {
   }
 };
 
+namespace internal {
+
+// When the server ends an attempt: it never extends a lease past timeout_ms after the attempt
+// began, and the lease's first deadline (`lease_deadline`, Time{} when absent) is that
+// beginning + lease_for. Timing it from the lease's receipt instead would be up to a round trip
+// late, and an extend answered in that window would report the deadline as a lost lease.
+// Clamped to [now, now + timeout] against clock skew; `now` and `steady_now` are one moment.
+std::chrono::steady_clock::time_point AttemptDeadline(
+    Time lease_deadline, std::chrono::milliseconds lease_for, std::chrono::milliseconds timeout,
+    std::chrono::system_clock::time_point now, std::chrono::steady_clock::time_point steady_now);
+
+}  // namespace internal
+
 struct PendingAck {
   std::string lease_id;
   std::string result;  // JSON text, empty for none
