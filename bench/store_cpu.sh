@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CPU seconds one redis-pg bench run costs each process, for A/B checks that throughput on a
-# noisy machine cannot settle: Redis (INFO cpu), PostgreSQL (the postmaster and the backends
-# it reaped), and madeira_bench with the servers it reaped (time).
+# noisy machine cannot settle: Redis (INFO cpu; its forked AOF-rewrite children apart, as
+# "rewrites"), PostgreSQL (the postmaster and the backends it reaped), and madeira_bench with
+# the servers it reaped (time).
 #   bench/store_cpu.sh DIR BINARY SCENARIOS SCALE
 # DIR: a folder `scripts/test-services.sh start DIR` made (the services keep running); BINARY:
 # the madeira to measure; SCENARIOS, SCALE: madeira_bench's --only and --scale.
@@ -16,11 +17,16 @@ set +a
 rport=${MADEIRA_TEST_REDIS_URL##*:}
 postmaster=$(head -1 "$dir/pg/data/postmaster.pid")
 redis_cpu() { redis-cli -p "$rport" INFO cpu | awk -F: '/used_cpu_(user|sys):/ {s += $2} END {printf "%.2f", s}'; }
+redis_children_cpu() {
+  redis-cli -p "$rport" INFO cpu | awk -F: '/used_cpu_(user|sys)_children:/ {s += $2} END {printf "%.2f", s}'
+}
 pg_cpu() { awk '{printf "%.2f", ($14 + $15 + $16 + $17) / 100}' "/proc/$postmaster/stat"; }
-r0=$(redis_cpu) p0=$(pg_cpu)
+r0=$(redis_cpu) c0=$(redis_children_cpu) p0=$(pg_cpu)
 out=$({ /usr/bin/time -f "TIME %U %S" "$here/build-bench/madeira_bench" --madeira "$bin" \
   --store redis-pg --only "$only" --runs 1 --scale "$scale"; } 2>&1)
-r1=$(redis_cpu) p1=$(pg_cpu)
+r1=$(redis_cpu) c1=$(redis_children_cpu) p1=$(pg_cpu)
 rates=$(echo "$out" | awk '/^ +rp\./ {printf "%s=%d ", $1, $2}')
-echo "$out" | awk -v r="$(echo "$r1 - $r0" | bc)" -v p="$(echo "$p1 - $p0" | bc)" -v n="$(basename "$bin")" \
-  -v rates="$rates" '/^TIME/ {printf "%s redis=%ss postgres=%ss bench+madeira=%.2fs %s\n", n, r, p, $2 + $3, rates}'
+echo "$out" | awk -v r="$(echo "$r1 - $r0" | bc)" -v c="$(echo "$c1 - $c0" | bc)" \
+  -v p="$(echo "$p1 - $p0" | bc)" -v n="$(basename "$bin")" -v rates="$rates" \
+  '/^TIME/ {printf "%s redis=%ss rewrites=%ss postgres=%ss bench+madeira=%.2fs %s\n", n, r, c, p,
+            $2 + $3, rates}'
