@@ -44,7 +44,8 @@ TEST(AttemptDeadline, IsTheServersClampedAgainstSkew) {
 }
 
 // One lease of task T1 (type "late"), with `deadline` and `timeout_ms`; later lease calls wait
-// a little and answer none, every other call {} unless `extend` answers it.
+// a little and answer none, acks are taken, every other call is answered {} unless `extend`
+// answers it.
 class OneLease {
  public:
   OneLease(system_clock::duration deadline_in, int timeout_ms,
@@ -74,6 +75,7 @@ class OneLease {
       return {200, R"({"leases":[]})"};
     }
     if (target == "/v1/leases/L1/extend" && extend_) return extend_();
+    if (target == "/v1/leases/ack") return {200, R"({"results":[{}]})"};
     return {};
   }
 
