@@ -41,14 +41,14 @@ func (ex *execution) done() {
 // execute runs the handler for one lease and reports the outcome: an ack
 // (batched), a fail with the retry tier of the error, or nothing when the
 // deadline passed or the lease was lost (the server records lease_expired).
-func (w *Worker) execute(lease *Lease, received time.Time) {
+func (w *Worker) execute(lease *Lease, asked, received time.Time) {
 	ex := &execution{lease: lease, w: w}
 	timeout := lease.Task.Timeout()
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
 	leaseFor := w.leaseFor(timeout)
-	deadline := attemptDeadline(lease, leaseFor, timeout, received)
+	deadline := attemptDeadline(lease, leaseFor, timeout, asked, received)
 	ctx, cancel := context.WithCancelCause(w.hardCtx)
 	ctx, cancelDeadline := context.WithDeadlineCause(ctx, deadline, ErrTaskDeadline)
 	defer cancelDeadline()
@@ -124,18 +124,19 @@ func (w *Worker) leaseFor(timeout time.Duration) time.Duration {
 
 // attemptDeadline is when the server ends this attempt: it never extends a
 // lease past timeout_ms after the attempt began, and the lease's first
-// deadline is that beginning + leaseFor. Timing it from the lease's receipt
-// instead would be up to a round trip late, and an extend in that window would
-// report a deadline as a lost lease. Clamped to [now, now+timeout] against
-// clock skew.
-func attemptDeadline(lease *Lease, leaseFor, timeout time.Duration, received time.Time) time.Time {
-	if lease.Deadline.IsZero() {
+// deadline is that beginning + leaseFor. The attempt began during the lease
+// call, so a beginning within [asked - 1 s, received] means the clocks agree
+// and it is used: timing from the lease's receipt would be up to a round trip
+// late, and an extend in that window would report a deadline as a lost lease.
+// Outside it the clocks disagree (a server clock behind would otherwise end
+// every attempt at once), and the deadline is timed from the receipt. The
+// Java SDK's attemptStart keeps the same rule.
+func attemptDeadline(lease *Lease, leaseFor, timeout time.Duration, asked, received time.Time) time.Time {
+	began := lease.Deadline.Add(-leaseFor)
+	if lease.Deadline.IsZero() || began.Before(asked.Add(-time.Second)) || began.After(received) {
 		return received.Add(timeout)
 	}
-	now := time.Now()
-	remaining := lease.Deadline.Add(timeout - leaseFor).Sub(now)
-	remaining = min(max(remaining, 0), timeout)
-	return now.Add(remaining) // keeps now's monotonic reading
+	return received.Add(timeout - received.Sub(began)) // keeps received's monotonic reading
 }
 
 // extendWhileRunning extends the lease every lease_ms/3 until stopped or the

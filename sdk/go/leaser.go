@@ -88,6 +88,7 @@ func (w *Worker) leaseLoop() {
 		}
 		req.MaxTasks = n
 		ctx, cancel := context.WithTimeout(w.leaseCtx, w.opts.PollWait+30*time.Second)
+		asked := time.Now()
 		leases, err := w.client.lease(ctx, &req)
 		received := time.Now()
 		cancel()
@@ -97,7 +98,7 @@ func (w *Worker) leaseLoop() {
 		w.leaseDone(n - len(leases))
 		for i := range leases {
 			w.tasks.Add(1)
-			go w.execute(&leases[i], received)
+			go w.execute(&leases[i], asked, received)
 		}
 		if err == nil {
 			backoff = 0

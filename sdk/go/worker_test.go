@@ -319,23 +319,27 @@ func TestLeaseLostCancelsTheHandler(t *testing.T) {
 	}
 }
 
-// The attempt's deadline is the server's: its first lease deadline minus
-// lease_ms plus timeout_ms, clamped to [now, now+timeout] against skew.
-func TestAttemptDeadlineIsTheServers(t *testing.T) {
+// The attempt's deadline is the server's (its first lease deadline minus
+// lease_ms plus timeout_ms) when that beginning falls within the lease call,
+// else timed from the lease's receipt.
+func TestAttemptDeadlineIsTheServersWhenTheClocksAgree(t *testing.T) {
 	const timeout, leaseFor = 2 * time.Second, 300 * time.Millisecond
 	received := time.Now()
+	asked := received.Add(-800 * time.Millisecond) // a long poll
 	for _, c := range []struct {
 		name      string
 		deadline  time.Time // the lease's, as the server sent it
 		remaining time.Duration
 	}{
 		{"began 200 ms before the answer was read", received.Add(leaseFor - 200*time.Millisecond), timeout - 200*time.Millisecond},
-		{"server clock far ahead", received.Add(time.Hour), timeout},
-		{"server clock far behind", received.Add(-time.Hour), 0},
+		{"began as the poll was sent", asked.Add(leaseFor), timeout - 800*time.Millisecond},
+		{"server clock an hour ahead", received.Add(time.Hour), timeout},
+		{"server clock an hour behind", received.Add(-time.Hour), timeout},
+		{"server clock 2 s behind", received.Add(leaseFor - 2*time.Second), timeout},
 		{"no deadline sent", time.Time{}, timeout},
 	} {
-		got := attemptDeadline(&Lease{Deadline: c.deadline}, leaseFor, timeout, received).Sub(received)
-		if d := got - c.remaining; d < -50*time.Millisecond || d > 50*time.Millisecond {
+		got := attemptDeadline(&Lease{Deadline: c.deadline}, leaseFor, timeout, asked, received).Sub(received)
+		if d := got - c.remaining; d < -time.Millisecond || d > time.Millisecond {
 			t.Errorf("%s: deadline %v after receipt, want %v", c.name, got, c.remaining)
 		}
 	}

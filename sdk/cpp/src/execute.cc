@@ -130,11 +130,13 @@ namespace internal {
 
 std::chrono::steady_clock::time_point AttemptDeadline(
     Time lease_deadline, std::chrono::milliseconds lease_for, std::chrono::milliseconds timeout,
-    std::chrono::system_clock::time_point now, std::chrono::steady_clock::time_point steady_now) {
-  if (lease_deadline == Time{}) return steady_now + timeout;
-  auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(lease_deadline -
-                                                                         lease_for + timeout - now);
-  return steady_now + std::clamp(remaining, std::chrono::milliseconds(0), timeout);
+    std::chrono::system_clock::time_point sent, std::chrono::system_clock::time_point received,
+    std::chrono::steady_clock::time_point received_steady) {
+  const std::chrono::system_clock::time_point began = lease_deadline - lease_for;
+  if (lease_deadline == Time{} || began < sent - std::chrono::seconds(1) || began > received) {
+    return received_steady + timeout;
+  }
+  return received_steady + timeout - (received - began);
 }
 
 }  // namespace internal

@@ -176,9 +176,10 @@ void Worker::Impl::LeaseLoop() {
   while (int n = Acquire()) {
     req["max_tasks"] = n;
     try {
+      auto sent = std::chrono::system_clock::now();
       auto answer = http_.Call("POST", "/v1/leases", boost::json::serialize(req),
                                opts_.poll_wait + std::chrono::seconds(30), &abort_requests_);
-      Dispatch(answer, std::chrono::steady_clock::now(), n);
+      Dispatch(answer, sent, n);
       backoff = std::chrono::milliseconds(0);
       continue;
     } catch (const std::exception& e) {
@@ -196,7 +197,9 @@ void Worker::Impl::LeaseLoop() {
 
 // Queues one execution per lease for the slot threads.
 void Worker::Impl::Dispatch(const boost::json::value& answer,
-                            std::chrono::steady_clock::time_point at, int asked) {
+                            std::chrono::system_clock::time_point sent, int asked) {
+  const auto at = std::chrono::steady_clock::now();
+  const auto received = std::chrono::system_clock::now();
   std::vector<std::shared_ptr<Execution>> got;
   for (const auto& v : answer.as_object().at("leases").as_array()) {
     const auto& o = v.as_object();
@@ -211,9 +214,8 @@ void Worker::Impl::Dispatch(const boost::json::value& answer,
     ex->lease_for = opts_.lease_duration.count() > 0 && opts_.lease_duration < timeout
                         ? opts_.lease_duration
                         : timeout;
-    ex->deadline = internal::AttemptDeadline(ex->lease.deadline, ex->lease_for, timeout,
-                                             std::chrono::system_clock::now(),
-                                             std::chrono::steady_clock::now());
+    ex->deadline =
+        internal::AttemptDeadline(ex->lease.deadline, ex->lease_for, timeout, sent, received, at);
     ex->next_extend = at + ex->lease_for / 3;
     got.push_back(std::move(ex));
   }

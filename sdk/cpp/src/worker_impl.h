@@ -39,12 +39,17 @@ namespace internal {
 
 // When the server ends an attempt: it never extends a lease past timeout_ms after the attempt
 // began, and the lease's first deadline (`lease_deadline`, Time{} when absent) is that
-// beginning + lease_for. Timing it from the lease's receipt instead would be up to a round trip
-// late, and an extend answered in that window would report the deadline as a lost lease.
-// Clamped to [now, now + timeout] against clock skew; `now` and `steady_now` are one moment.
+// beginning + lease_for. The attempt began during the lease call, so a beginning within
+// [sent - 1 s, received] means the clocks agree and it is used: timing from the lease's receipt
+// would be up to a round trip late, and an extend answered in that window would report the
+// deadline as a lost lease. Outside it the clocks disagree (a server clock behind would
+// otherwise end every attempt at once) and the deadline is timed from the receipt
+// (`received_steady`, the same moment as `received`). The Java SDK's attemptStart keeps the
+// same rule.
 std::chrono::steady_clock::time_point AttemptDeadline(
     Time lease_deadline, std::chrono::milliseconds lease_for, std::chrono::milliseconds timeout,
-    std::chrono::system_clock::time_point now, std::chrono::steady_clock::time_point steady_now);
+    std::chrono::system_clock::time_point sent, std::chrono::system_clock::time_point received,
+    std::chrono::steady_clock::time_point received_steady);
 
 }  // namespace internal
 
@@ -70,7 +75,8 @@ class Worker::Impl {
   void LeaseDone(int unused);
   void LeaseLoop();
   void HeartbeatLoop();
-  void Dispatch(const boost::json::value& answer, std::chrono::steady_clock::time_point at,
+  // `sent`: when the lease request went out; `asked`: the slots it asked for.
+  void Dispatch(const boost::json::value& answer, std::chrono::system_clock::time_point sent,
                 int asked);
   void JoinAll();
 

@@ -19,11 +19,14 @@ using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 using std::chrono::system_clock;
 
-TEST(AttemptDeadline, IsTheServersClampedAgainstSkew) {
+TEST(AttemptDeadline, IsTheServersWhenTheClocksAgreeElseFromTheReceipt) {
   const milliseconds timeout(2000), lease_for(300);
-  const auto now = system_clock::now();
+  const auto received = system_clock::now();
+  const auto sent = received - milliseconds(800);  // a long poll
   const auto steady = steady_clock::now();
-  auto at = [&](system_clock::duration d) { return std::chrono::floor<milliseconds>(now + d); };
+  auto at = [&](system_clock::duration d) {
+    return std::chrono::floor<milliseconds>(received + d);
+  };
   struct Case {
     const char* name;
     Time lease_deadline;
@@ -31,12 +34,16 @@ TEST(AttemptDeadline, IsTheServersClampedAgainstSkew) {
   } cases[] = {
       {"began 200 ms before the answer was read", at(lease_for - milliseconds(200)),
        timeout - milliseconds(200)},
-      {"server clock far ahead", at(std::chrono::hours(1)), timeout},
-      {"server clock far behind", at(-std::chrono::hours(1)), milliseconds(0)},
+      {"began as the poll was sent", at(lease_for - milliseconds(800)),
+       timeout - milliseconds(800)},
+      {"server clock an hour ahead", at(std::chrono::hours(1)), timeout},
+      {"server clock an hour behind", at(-std::chrono::hours(1)), timeout},
+      {"server clock 2 s behind", at(lease_for - milliseconds(2000)), timeout},
       {"no deadline sent", Time{}, timeout},
   };
   for (const auto& c : cases) {
-    auto got = internal::AttemptDeadline(c.lease_deadline, lease_for, timeout, now, steady);
+    auto got =
+        internal::AttemptDeadline(c.lease_deadline, lease_for, timeout, sent, received, steady);
     EXPECT_NEAR(std::chrono::duration_cast<milliseconds>(got - steady).count(), c.remaining.count(),
                 2)
         << c.name;
