@@ -9,12 +9,31 @@ from .timefmt import parse_rfc3339
 RUNNING, FINISHED, ABANDONED = "running", "finished", "abandoned"
 
 
+def attempt_deadline(deadline_text: Optional[str], lease_ms: int, timeout_ms: int,
+                     asked: float, received: float) -> float:
+    """When an attempt must be over, in wall seconds: `timeout_ms` after it began on the server.
+
+    It began at the lease's `deadline` - `lease_ms`, if that falls within the lease call (from
+    `asked` - 1 s to `received`, wall seconds); otherwise the clocks disagree (or the deadline
+    is not a time) and it is timed from `received`, at most a round trip late.
+    """
+    # Under clock skew the server's deadline can be hours off ours; Java's attemptStart rule.
+    try:
+        began = parse_rfc3339(deadline_text).timestamp() - lease_ms / 1000.0
+    except (TypeError, ValueError):
+        began = None
+    if began is None or not asked - 1.0 <= began <= received:
+        began = received
+    return began + timeout_ms / 1000.0
+
+
 class TaskContext:
     """One leased task, handed to its handler.
 
     - `payload`, `task_id`, `task_type`, `payload_version`, `attempt`, `trace_id`, `task` (the
       whole envelope as leased).
-    - `deadline`: when this attempt must be over (attempt start + `timeout_ms`), aware UTC.
+    - `deadline`: when this attempt must be over (attempt start + `timeout_ms`), aware UTC; the
+      start is read from the lease's deadline when the clocks agree, else its receipt.
     - `lease_id`, `lease_deadline`: the current lease, moved forward by the worker's extends.
     - `cancelled`: a threading.Event set when the handler should stop: the deadline passed
       (`cancel_reason == "deadline"`), the lease was lost (`"lease_lost"`), or the worker shut
@@ -24,7 +43,8 @@ class TaskContext:
       result will not be acknowledged.
     """
 
-    def __init__(self, lease: Dict[str, Any], lease_ms: Optional[int], received_mono: float):
+    def __init__(self, lease: Dict[str, Any], lease_ms: Optional[int], received_mono: float,
+                 *, asked: Optional[float] = None, received: Optional[float] = None):
         task = lease["task"]
         self.task: Dict[str, Any] = task
         self.lease_id: str = lease["lease_id"]
@@ -43,15 +63,20 @@ class TaskContext:
         self.lost = threading.Event()
         self.cancel_reason: Optional[str] = None
 
-        lease_deadline = parse_rfc3339(lease["deadline"])
-        self.lease_deadline: datetime = lease_deadline
-        # The attempt began when the lease was granted: lease deadline - lease_ms.
-        began = lease_deadline.timestamp() - self.lease_ms / 1000.0
-        deadline_wall = began + self.timeout_ms / 1000.0
+        # asked/received: wall times around the lease call (now, if the caller did not say).
+        if received is None:
+            received = time.time()
+        if asked is None:
+            asked = received
+        try:
+            self.lease_deadline: datetime = parse_rfc3339(lease["deadline"])
+        except (KeyError, TypeError, ValueError):
+            self.lease_deadline = datetime.fromtimestamp(received + self.lease_ms / 1000.0,
+                                                         timezone.utc)
+        deadline_wall = attempt_deadline(lease.get("deadline"), self.lease_ms, self.timeout_ms,
+                                         asked, received)
         self.deadline: datetime = datetime.fromtimestamp(deadline_wall, timezone.utc)
-        # Local monotonic view; never later than "received + timeout" whatever the clocks say.
-        self._deadline_mono = min(received_mono + (deadline_wall - time.time()),
-                                  received_mono + self.timeout_ms / 1000.0)
+        self._deadline_mono = received_mono + (deadline_wall - received)
         self._next_extend_mono = received_mono + self.lease_ms / 3000.0
         self._state = RUNNING
         self._lock = threading.Lock()

@@ -206,6 +206,7 @@ class Worker:
                     "max_tasks": want, "wait_ms": self.wait_ms}
             if self.lease_ms is not None:
                 body["lease_ms"] = self.lease_ms
+            asked = time.time()
             try:
                 _, doc = self._http.request("POST", "/v1/leases", body,
                                             timeout=self.wait_ms / 1000.0 + 30)
@@ -216,7 +217,9 @@ class Worker:
                 continue
             pause = 0.0
             received = time.monotonic()
-            contexts = [TaskContext(lease, self.lease_ms, received)
+            received_wall = time.time()
+            contexts = [TaskContext(lease, self.lease_ms, received, asked=asked,
+                                    received=received_wall)
                         for lease in doc.get("leases", ())]
             with self._cond:
                 for ctx in contexts:

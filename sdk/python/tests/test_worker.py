@@ -2,10 +2,13 @@
 import threading
 import time
 import urllib.request
+from datetime import datetime, timezone
 
 import pytest
 
 from madeira import Worker
+from madeira.context import TaskContext, attempt_deadline
+from madeira.timefmt import format_rfc3339
 
 from conftest import wait_until
 
@@ -24,6 +27,58 @@ def intercept_extends(worker, hook):
     """Routes each of the worker's lease extensions through hook(ctx, real_extend)."""
     real_extend = worker._extend
     worker._extend = lambda ctx: hook(ctx, real_extend)
+
+
+def rfc3339(wall):
+    return format_rfc3339(datetime.fromtimestamp(wall, timezone.utc))
+
+
+# attempt_deadline(deadline_text, lease_ms, timeout_ms, asked, received): a lease asked for at
+# `asked` and read at `received` (wall seconds), lease_ms 3000, timeout_ms 10000.
+ASKED, RECEIVED = 1_700_000_000.0, 1_700_000_002.0
+
+
+def test_attempt_deadline_when_the_clocks_agree_is_began_plus_timeout():
+    began = ASKED + 1.5            # the long poll waited 1.5 s before the task was ready
+    assert attempt_deadline(rfc3339(began + 3), 3000, 10000, ASKED, RECEIVED) == \
+        pytest.approx(began + 10)
+    # the window's edges: 1 s before the request left, and the receipt itself
+    for edge in (ASKED - 1, RECEIVED):
+        assert attempt_deadline(rfc3339(edge + 3), 3000, 10000, ASKED, RECEIVED) == \
+            pytest.approx(edge + 10)
+
+
+def test_attempt_deadline_with_the_server_an_hour_behind_is_timed_from_the_receipt():
+    began = ASKED + 1.5 - 3600
+    deadline = attempt_deadline(rfc3339(began + 3), 3000, 10000, ASKED, RECEIVED)
+    assert deadline == pytest.approx(RECEIVED + 10)
+    assert deadline > RECEIVED     # not already past
+
+
+def test_attempt_deadline_with_the_server_an_hour_ahead_is_timed_from_the_receipt():
+    began = ASKED + 1.5 + 3600
+    assert attempt_deadline(rfc3339(began + 3), 3000, 10000, ASKED, RECEIVED) == \
+        pytest.approx(RECEIVED + 10)
+    # just outside the window on either side counts as disagreeing clocks
+    for off in (ASKED - 1.01, RECEIVED + 0.01):
+        assert attempt_deadline(rfc3339(off + 3), 3000, 10000, ASKED, RECEIVED) == \
+            pytest.approx(RECEIVED + 10)
+
+
+def test_attempt_deadline_of_an_unparseable_deadline_is_timed_from_the_receipt():
+    for text in ("soon", "", "2024-01-01 00:00:00", None):
+        assert attempt_deadline(text, 3000, 10000, ASKED, RECEIVED) == \
+            pytest.approx(RECEIVED + 10)
+
+
+def test_a_server_clock_behind_by_more_than_the_timeout_does_not_cancel_at_once():
+    now = time.time()
+    lease = {"lease_id": "l1", "deadline": rfc3339(now - 3600 + 3),
+             "task": {"task_id": "t1", "task_type": "w.test", "payload_version": 1,
+                      "payload": {}, "timeout_ms": 10000}}
+    ctx = TaskContext(lease, 3000, time.monotonic())
+    assert 9 < ctx.remaining() <= 10
+    assert abs(ctx.deadline.timestamp() - (now + 10)) < 1
 
 
 def test_versions_route_to_their_handlers(client, queue_name):
