@@ -37,6 +37,22 @@ function isLeaseLost(err: unknown): boolean {
   return err instanceof ApiError && err.code === "lease_lost";
 }
 
+/** How much earlier than the lease call the server's clock may say an attempt began and still agree with ours. */
+const CLOCK_TOLERANCE_MS = 1_000;
+
+/** When the attempt is due: timeout_ms after it began if the clocks agree, else after receipt (clock skew; Java's rule). */
+export function attemptDeadline(
+  deadline: string,
+  leaseMs: number,
+  timeoutMs: number,
+  asked: number,
+  received: number,
+): number {
+  const began = Date.parse(deadline) - leaseMs; // the server's clock; NaN if the deadline is not a time
+  const clocksAgree = began >= asked - CLOCK_TOLERANCE_MS && began <= received; // false for NaN
+  return (clocksAgree ? began : received) + timeoutMs;
+}
+
 /**
  * One leased task on its way through a handler: keeps the lease alive, enforces the
  * deadline, and reports the outcome exactly once (ack, fail, or nothing when the lease
@@ -55,15 +71,13 @@ export class RunningAttempt {
     private readonly host: AttemptHost,
     readonly lease: Lease,
     private readonly handler: Handler | undefined,
+    /** Epoch ms just before the lease call (POST /v1/leases) was sent, and when its answer was read. */
+    asked: number,
+    received: number,
   ) {
     const timeoutMs = lease.task.timeout_ms;
     this.leaseMs = Math.min(host.leaseMs ?? timeoutMs, timeoutMs);
-    // The server never extends past timeout_ms after the attempt began; the first lease
-    // deadline is that beginning + leaseMs. Clamp against clock skew.
-    const now = Date.now();
-    const serverDeadline = Date.parse(lease.deadline) - this.leaseMs + timeoutMs;
-    const remaining = Number.isNaN(serverDeadline) ? timeoutMs : Math.min(Math.max(serverDeadline - now, 0), timeoutMs);
-    this.deadline = now + remaining;
+    this.deadline = attemptDeadline(lease.deadline, this.leaseMs, timeoutMs, asked, received);
   }
 
   get taskId(): string {

@@ -176,9 +176,11 @@ export class Worker {
       };
       if (this.leaseMs !== undefined) body.lease_ms = this.leaseMs;
       try {
+        const asked = Date.now();
         const answer = await this.http.request<{ leases: Lease[] }>("POST", "/v1/leases", body, this.stop.signal);
+        const received = Date.now();
         backoffMs = 0;
-        for (const lease of answer.leases) this.run(lease);
+        for (const lease of answer.leases) this.run(lease, asked, received);
       } catch (err) {
         if (this.stop.signal.aborted) break;
         this.onError(err);
@@ -188,9 +190,10 @@ export class Worker {
     }
   }
 
-  private run(lease: Lease): void {
+  /** Runs a lease from a POST /v1/leases sent at `asked` and answered at `received` (epoch ms). */
+  private run(lease: Lease, asked: number, received: number): void {
     const handler = this.handlers.get(lease.task.task_type)?.get(lease.task.payload_version);
-    const attempt = new RunningAttempt(this, lease, handler);
+    const attempt = new RunningAttempt(this, lease, handler, asked, received);
     this.active.add(attempt);
     attempt.start();
   }
