@@ -16,7 +16,7 @@ constexpr size_t kMaxAckBatch = 1000;
 // The ticker looks at running tasks at least this often, so deadlines are kept to within it.
 constexpr std::chrono::milliseconds kTick(20);
 // No extension this close to the deadline: the server caps leases at the deadline anyway, so a
-// late extend would only race the server's expiry and hold the ticker while it does.
+// late extend would only race the server's expiry.
 constexpr std::chrono::milliseconds kExtendMargin(100);
 
 std::string TypeName(const std::exception& e) {
@@ -141,13 +141,14 @@ std::chrono::steady_clock::time_point AttemptDeadline(
 
 }  // namespace internal
 
-// Stops handlers at their deadline and extends leases every lease_ms/3 while they run.
+// Stops handlers at their deadline and asks for their leases to be extended every lease_ms/3
+// while they run. It never waits for the server: the extends go out on ExtendLoop's thread.
 void Worker::Impl::TickerLoop() {
   std::unique_lock lock(mu_);
   while (!stop_threads_) {
     auto now = std::chrono::steady_clock::now();
     auto wake = now + kTick;
-    std::vector<std::shared_ptr<Execution>> extend;
+    bool asked = false;
     for (const auto& ex : running_) {
       if (ex->cause.load() != StopCause::kNone) continue;
       if (now >= ex->deadline) {
@@ -156,34 +157,51 @@ void Worker::Impl::TickerLoop() {
       }
       if (now >= ex->next_extend) {
         ex->next_extend = now + ex->lease_for / 3;
-        if (ex->deadline - now > kExtendMargin) extend.push_back(ex);
+        if (ex->deadline - now > kExtendMargin && !ex->extending) {
+          ex->extending = true;
+          extends_.push_back(ex);
+          asked = true;
+        }
       }
       wake = std::min({wake, ex->deadline, ex->next_extend});
     }
-    if (!extend.empty()) {
-      lock.unlock();
-      for (const auto& ex : extend) {
-        std::string body = "{\"extend_ms\":" + std::to_string(ex->lease_for.count()) + "}";
-        try {
-          http_.Call("POST", "/v1/leases/" + internal::EscapePath(ex->lease.id) + "/extend", body,
-                     std::chrono::seconds(10));
-        } catch (const ApiError& e) {
-          if (e.code() == "lease_lost") {
-            // Read past the deadline (this extend held the ticker), the server expired the lease
-            // because the attempt's time was up: the deadline is the reason.
-            bool late = std::chrono::steady_clock::now() >= ex->deadline;
-            ex->Stop(late ? StopCause::kDeadline : StopCause::kLeaseLost);
-          } else {
-            Log(std::string("lease extend failed: ") + e.what());
-          }
-        } catch (const std::exception& e) {
-          Log(std::string("lease extend failed: ") + e.what());
-        }
-      }
-      lock.lock();
+    if (asked) extend_cv_.notify_one();
+    tick_cv_.wait_until(lock, wake, [this] { return stop_threads_; });
+  }
+}
+
+// Sends the extends the ticker asks for, one at a time, on a thread of their own: a slow answer
+// then delays no task's deadline.
+void Worker::Impl::ExtendLoop() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    extend_cv_.wait(lock, [this] { return !extends_.empty() || stop_threads_; });
+    if (stop_threads_) return;  // every task was reported before the threads stop
+    std::shared_ptr<Execution> ex = std::move(extends_.front());
+    extends_.pop_front();
+    if (ex->cause.load() != StopCause::kNone || running_.count(ex) == 0) {
+      ex->extending = false;
       continue;
     }
-    tick_cv_.wait_until(lock, wake, [this] { return stop_threads_; });
+    lock.unlock();
+    std::string body = "{\"extend_ms\":" + std::to_string(ex->lease_for.count()) + "}";
+    try {
+      http_.Call("POST", "/v1/leases/" + internal::EscapePath(ex->lease.id) + "/extend", body,
+                 std::chrono::seconds(10));
+    } catch (const ApiError& e) {
+      if (e.code() == "lease_lost") {
+        // Read past the deadline, the server expired the lease because the attempt's time was
+        // up: the deadline is the reason (and the ticker may have said so already).
+        bool late = std::chrono::steady_clock::now() >= ex->deadline;
+        ex->Stop(late ? StopCause::kDeadline : StopCause::kLeaseLost);
+      } else {
+        Log(std::string("lease extend failed: ") + e.what());
+      }
+    } catch (const std::exception& e) {
+      Log(std::string("lease extend failed: ") + e.what());
+    }
+    lock.lock();
+    ex->extending = false;
   }
 }
 

@@ -92,6 +92,7 @@ void Worker::Impl::Start() {
   state_ = 1;
   helpers_.emplace_back([this] { HeartbeatLoop(); });
   helpers_.emplace_back([this] { TickerLoop(); });
+  helpers_.emplace_back([this] { ExtendLoop(); });
   for (int i = 0; i < kAckers; ++i) helpers_.emplace_back([this] { AckLoop(); });
   for (int i = 0; i < opts_.slots; ++i) slots_.emplace_back([this] { SlotLoop(); });
   for (int i = 0; i < kLeasers; ++i) leasers_.emplace_back([this] { LeaseLoop(); });
@@ -129,6 +130,7 @@ void Worker::Impl::JoinAll() {
   queue_cv_.notify_all();
   ack_cv_.notify_all();
   tick_cv_.notify_all();
+  extend_cv_.notify_all();
   for (auto& t : slots_) t.join();
   for (auto& t : helpers_) t.join();
 }

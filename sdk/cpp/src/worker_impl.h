@@ -23,6 +23,7 @@ struct Execution {
   std::chrono::steady_clock::time_point deadline;
   std::chrono::steady_clock::time_point next_extend;
   std::chrono::milliseconds lease_for{0};
+  bool extending = false;  // an extend asked for and not yet answered (guarded by the worker's mu_)
   std::stop_source stop;
   std::atomic<StopCause> cause{StopCause::kNone};
   std::atomic<int> state{kQueued};
@@ -84,6 +85,7 @@ class Worker::Impl {
   void SlotLoop();
   void Run(const std::shared_ptr<Execution>& ex);
   void TickerLoop();
+  void ExtendLoop();
   void AckLoop();
   void SendFail(const Execution& ex, const std::string& type, const std::string& message,
                 const std::string& retry);
@@ -97,18 +99,20 @@ class Worker::Impl {
 
   std::mutex mu_;
   // One condition per kind of waiter, so a freed slot does not wake every handler thread.
-  std::condition_variable queue_cv_;  // a lease queued for the slot threads, or shutdown
-  std::condition_variable lease_cv_;  // slots freed, or leasing stopped
-  std::condition_variable ack_cv_;    // an ack to send, or shutdown
-  std::condition_variable done_cv_;   // tasks reported
-  std::condition_variable tick_cv_;   // ticker shutdown
-  int state_ = 0;                     // 0 new, 1 started, 2 closed
-  int free_ = 0;                      // slots neither running nor promised to a lease request
-  int leasing_ = 0;                   // lease requests in flight
-  int outstanding_ = 0;               // leased tasks not yet reported (acked, failed or given up)
+  std::condition_variable queue_cv_;   // a lease queued for the slot threads, or shutdown
+  std::condition_variable lease_cv_;   // slots freed, or leasing stopped
+  std::condition_variable ack_cv_;     // an ack to send, or shutdown
+  std::condition_variable done_cv_;    // tasks reported
+  std::condition_variable tick_cv_;    // ticker shutdown
+  std::condition_variable extend_cv_;  // an extend to send, or shutdown
+  int state_ = 0;                      // 0 new, 1 started, 2 closed
+  int free_ = 0;                       // slots neither running nor promised to a lease request
+  int leasing_ = 0;                    // lease requests in flight
+  int outstanding_ = 0;                // leased tasks not yet reported (acked, failed or given up)
   std::deque<std::shared_ptr<Execution>> queue_;  // leased, waiting for a slot thread
   std::set<std::shared_ptr<Execution>> running_;
   std::deque<PendingAck> acks_;
+  std::deque<std::shared_ptr<Execution>> extends_;  // asked for by the ticker, for ExtendLoop
   bool stop_leasing_ = false;
   bool stop_threads_ = false;
   std::atomic<bool> abort_requests_{false};

@@ -122,13 +122,15 @@ TEST(WorkerDeadline, HandlerDeadlineIsTheServers) {
   worker.Close(milliseconds(2000));
 }
 
-// Why a handler that sleeps through its attempt was stopped, on `server` (300 ms leases).
-StopCause CauseOfSleeper(const OneLease& server) {
+// Why a handler that sleeps through its attempt was stopped, on `server` (300 ms leases);
+// `on_stop` runs in the handler once it was.
+StopCause CauseOfSleeper(const OneLease& server, const std::function<void()>& on_stop = {}) {
   Client client(server.url());
   Worker worker(client, Options(milliseconds(300)));
   std::promise<StopCause> cause;
   worker.Handle("late", {1}, [&](TaskContext& ctx) -> boost::json::value {
     ctx.SleepFor(milliseconds(5000));
+    if (on_stop) on_stop();
     cause.set_value(ctx.Cause());
     return nullptr;
   });
@@ -149,6 +151,20 @@ TEST(WorkerDeadline, LeaseLostReadPastTheDeadlineIsTheDeadline) {
     return testing::FakeAnswer{409, R"({"error":{"code":"lease_lost","message":"expired"}})"};
   });
   EXPECT_EQ(CauseOfSleeper(server), StopCause::kDeadline);
+}
+
+// An extend the server holds delays no deadline: the handler is stopped at its deadline, before
+// that extend is answered.
+TEST(WorkerDeadline, AHeldExtendDoesNotHoldTheDeadline) {
+  std::atomic<bool> answered = false, answered_before_stop = false;
+  OneLease server(milliseconds(300), 300, [&] {
+    std::this_thread::sleep_for(milliseconds(1500));
+    answered = true;
+    return testing::FakeAnswer{409, R"({"error":{"code":"lease_lost","message":"expired"}})"};
+  });
+  EXPECT_EQ(CauseOfSleeper(server, [&] { answered_before_stop = answered.load(); }),
+            StopCause::kDeadline);
+  EXPECT_FALSE(answered_before_stop) << "the handler was stopped only once the extend came back";
 }
 
 // A lease_lost before the deadline is still a lost lease.
