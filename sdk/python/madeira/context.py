@@ -78,6 +78,7 @@ class TaskContext:
         self.deadline: datetime = datetime.fromtimestamp(deadline_wall, timezone.utc)
         self._deadline_mono = received_mono + (deadline_wall - received)
         self._next_extend_mono = received_mono + self.lease_ms / 3000.0
+        self._extending = False  # an extend queued or on its way (set by the housekeeping loop)
         self._state = RUNNING
         self._lock = threading.Lock()
 

@@ -70,6 +70,8 @@ class Worker:
         self._ack_cond = threading.Condition()
         self._stopping = threading.Event()      # no more leasing
         self._halt = threading.Event()          # housekeeping and acking may end
+        # Extends for the extend thread (None ends it): the deadline loop never waits on one.
+        self._extends: "queue.SimpleQueue[Optional[TaskContext]]" = queue.SimpleQueue()
         self._threads: List[threading.Thread] = []
         self._started = False
         self._closed = False
@@ -110,6 +112,8 @@ class Worker:
         for _ in range(self.ackers):
             self._spawn(self._ack_loop, "ack")
         self._spawn(self._housekeeping_loop, "housekeeping")
+        self._spawn(self._heartbeat_loop, "heartbeat")
+        self._spawn(self._extend_loop, "extend")
         for _ in range(self.slots):
             self._spawn_slot()
         return self
@@ -160,10 +164,12 @@ class Worker:
             for _ in range(self.slots):
                 self._work.put(None)
             self._halt.set()
+            self._extends.put(None)
             with self._ack_cond:
                 self._ack_cond.notify_all()
             for t in self._threads:
-                if t.name in ("madeira-ack", "madeira-housekeeping"):
+                if t.name in ("madeira-ack", "madeira-housekeeping", "madeira-heartbeat",
+                              "madeira-extend"):
                     t.join(10)
         if self._owns_client:
             self.client.close()
@@ -353,15 +359,13 @@ class Worker:
         self._count("succeeded", ok)
 
     def _housekeeping_loop(self) -> None:
-        next_beat = 0.0
+        """Abandons tasks past their deadline and asks for leases to be extended. It never waits
+        for the server (extends and heartbeats have threads of their own), so a slow answer
+        delays no deadline."""
         while not self._halt.is_set():
-            now = time.monotonic()
-            if now >= next_beat:
-                self._heartbeat()
-                next_beat = now + self.heartbeat_interval
             with self._cond:
                 running = list(self._inflight.values())
-            wake = next_beat
+            wake = time.monotonic() + 0.05
             for ctx in running:
                 now = time.monotonic()
                 if now >= ctx._deadline_mono:
@@ -370,13 +374,31 @@ class Worker:
                         log.warning("task %s (%s) passed its %d ms deadline; handler abandoned, "
                                     "its lease expires", ctx.task_id, ctx.task_type, ctx.timeout_ms)
                     continue
-                if now >= ctx._next_extend_mono and not ctx.lost.is_set():
-                    self._extend(ctx)
+                if now >= ctx._next_extend_mono and not ctx.lost.is_set() and not ctx._extending:
+                    ctx._extending = True
+                    ctx._next_extend_mono = now + ctx.lease_ms / 3000.0
+                    self._extends.put(ctx)
                 wake = min(wake, ctx._deadline_mono, ctx._next_extend_mono)
-            self._halt.wait(max(0.0, min(0.05, wake - time.monotonic())))
+            self._halt.wait(max(0.0, wake - time.monotonic()))
+
+    def _heartbeat_loop(self) -> None:
+        while True:
+            self._heartbeat()
+            if self._halt.wait(self.heartbeat_interval):
+                return
+
+    def _extend_loop(self) -> None:
+        while True:
+            ctx = self._extends.get()
+            if ctx is None:
+                return
+            try:
+                if not ctx.cancelled.is_set():
+                    self._extend(ctx)
+            finally:
+                ctx._extending = False
 
     def _extend(self, ctx: TaskContext) -> None:
-        ctx._next_extend_mono = time.monotonic() + ctx.lease_ms / 3000.0
         try:
             _, doc = self._http.request("POST", f"/v1/leases/{ctx.lease_id}/extend",
                                         {"extend_ms": ctx.lease_ms}, timeout=5.0)

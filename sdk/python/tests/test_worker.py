@@ -197,6 +197,34 @@ def test_lease_lost_answered_past_the_deadline_is_the_deadline(client, queue_nam
     assert client.get(tid)["result"] is None
 
 
+def test_a_held_extend_does_not_hold_the_deadline(client, queue_name):
+    """The server is slow to answer an extend: the deadline still cancels the handler on time,
+    while that extend is on its way (extends do not run on the loop that keeps deadlines)."""
+    tid = submit(client, queue_name, timeout_ms=500, max_retries=0)
+    contexts, held, release = [], threading.Event(), threading.Event()
+
+    def handler(ctx):
+        contexts.append(ctx)
+        ctx.cancelled.wait(10)
+
+    worker = Worker(client, queues=[queue_name], slots=1, wait_ms=500)
+    worker.register("w.test", handler)
+
+    def extend(ctx, real_extend):
+        held.set()
+        release.wait(20)
+    intercept_extends(worker, extend)
+    with worker:
+        try:
+            wait_until(lambda: held.is_set() and contexts and contexts[0].cancelled.is_set(),
+                       timeout=5)
+            assert not release.is_set()
+        finally:
+            release.set()
+        terminal(client, tid)
+    assert contexts[0].cancel_reason == "deadline"
+
+
 def test_graceful_close_finishes_in_flight_work(client, queue_name):
     tid = submit(client, queue_name)
     started = threading.Event()
