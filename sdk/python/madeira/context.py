@@ -9,19 +9,16 @@ from .timefmt import parse_rfc3339
 RUNNING, FINISHED, ABANDONED = "running", "finished", "abandoned"
 
 
-def attempt_deadline(deadline_text: Optional[str], lease_ms: int, timeout_ms: int,
+def attempt_deadline(lease_deadline: Optional[datetime], lease_ms: int, timeout_ms: int,
                      asked: float, received: float) -> float:
     """When an attempt must be over, in wall seconds: `timeout_ms` after it began on the server.
 
-    It began at the lease's `deadline` - `lease_ms`, if that falls within the lease call (from
-    `asked` - 1 s to `received`, wall seconds); otherwise the clocks disagree (or the deadline
-    is not a time) and it is timed from `received`, at most a round trip late.
+    It began at the lease's deadline - `lease_ms`, if that falls within the lease call (from
+    `asked` - 1 s to `received`, wall seconds); otherwise the clocks disagree (or the lease had
+    no deadline that is a time: None) and it is timed from `received`, at most a round trip late.
     """
     # Under clock skew the server's deadline can be hours off ours; Java's attemptStart rule.
-    try:
-        began = parse_rfc3339(deadline_text).timestamp() - lease_ms / 1000.0
-    except (TypeError, ValueError):
-        began = None
+    began = lease_deadline.timestamp() - lease_ms / 1000.0 if lease_deadline else None
     if began is None or not asked - 1.0 <= began <= received:
         began = received
     return began + timeout_ms / 1000.0
@@ -68,13 +65,15 @@ class TaskContext:
             received = time.time()
         if asked is None:
             asked = received
+        lease_deadline: Optional[datetime]
         try:
-            self.lease_deadline: datetime = parse_rfc3339(lease["deadline"])
+            lease_deadline = parse_rfc3339(lease["deadline"])
         except (KeyError, TypeError, ValueError):
-            self.lease_deadline = datetime.fromtimestamp(received + self.lease_ms / 1000.0,
-                                                         timezone.utc)
-        deadline_wall = attempt_deadline(lease.get("deadline"), self.lease_ms, self.timeout_ms,
-                                         asked, received)
+            lease_deadline = None
+        self.lease_deadline: datetime = lease_deadline or datetime.fromtimestamp(
+            received + self.lease_ms / 1000.0, timezone.utc)
+        deadline_wall = attempt_deadline(lease_deadline, self.lease_ms, self.timeout_ms, asked,
+                                         received)
         self.deadline: datetime = datetime.fromtimestamp(deadline_wall, timezone.utc)
         self._deadline_mono = received_mono + (deadline_wall - received)
         self._next_extend_mono = received_mono + self.lease_ms / 3000.0

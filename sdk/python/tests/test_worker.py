@@ -29,53 +29,58 @@ def intercept_extends(worker, hook):
     worker._extend = lambda ctx: hook(ctx, real_extend)
 
 
-def rfc3339(wall):
-    return format_rfc3339(datetime.fromtimestamp(wall, timezone.utc))
+def at(wall):
+    return datetime.fromtimestamp(wall, timezone.utc)
 
 
-# attempt_deadline(deadline_text, lease_ms, timeout_ms, asked, received): a lease asked for at
+def lease_with(deadline):
+    return {"lease_id": "l1", "deadline": deadline,
+            "task": {"task_id": "t1", "task_type": "w.test", "payload_version": 1,
+                     "payload": {}, "timeout_ms": 10000}}
+
+
+# attempt_deadline(lease_deadline, lease_ms, timeout_ms, asked, received): a lease asked for at
 # `asked` and read at `received` (wall seconds), lease_ms 3000, timeout_ms 10000.
 ASKED, RECEIVED = 1_700_000_000.0, 1_700_000_002.0
 
 
 def test_attempt_deadline_when_the_clocks_agree_is_began_plus_timeout():
     began = ASKED + 1.5            # the long poll waited 1.5 s before the task was ready
-    assert attempt_deadline(rfc3339(began + 3), 3000, 10000, ASKED, RECEIVED) == \
+    assert attempt_deadline(at(began + 3), 3000, 10000, ASKED, RECEIVED) == \
         pytest.approx(began + 10)
     # the window's edges: 1 s before the request left, and the receipt itself
     for edge in (ASKED - 1, RECEIVED):
-        assert attempt_deadline(rfc3339(edge + 3), 3000, 10000, ASKED, RECEIVED) == \
+        assert attempt_deadline(at(edge + 3), 3000, 10000, ASKED, RECEIVED) == \
             pytest.approx(edge + 10)
 
 
 def test_attempt_deadline_with_the_server_an_hour_behind_is_timed_from_the_receipt():
     began = ASKED + 1.5 - 3600
-    deadline = attempt_deadline(rfc3339(began + 3), 3000, 10000, ASKED, RECEIVED)
+    deadline = attempt_deadline(at(began + 3), 3000, 10000, ASKED, RECEIVED)
     assert deadline == pytest.approx(RECEIVED + 10)
     assert deadline > RECEIVED     # not already past
 
 
 def test_attempt_deadline_with_the_server_an_hour_ahead_is_timed_from_the_receipt():
     began = ASKED + 1.5 + 3600
-    assert attempt_deadline(rfc3339(began + 3), 3000, 10000, ASKED, RECEIVED) == \
+    assert attempt_deadline(at(began + 3), 3000, 10000, ASKED, RECEIVED) == \
         pytest.approx(RECEIVED + 10)
     # just outside the window on either side counts as disagreeing clocks
     for off in (ASKED - 1.01, RECEIVED + 0.01):
-        assert attempt_deadline(rfc3339(off + 3), 3000, 10000, ASKED, RECEIVED) == \
+        assert attempt_deadline(at(off + 3), 3000, 10000, ASKED, RECEIVED) == \
             pytest.approx(RECEIVED + 10)
 
 
 def test_attempt_deadline_of_an_unparseable_deadline_is_timed_from_the_receipt():
     for text in ("soon", "", "2024-01-01 00:00:00", None):
-        assert attempt_deadline(text, 3000, 10000, ASKED, RECEIVED) == \
-            pytest.approx(RECEIVED + 10)
+        ctx = TaskContext(lease_with(text), 3000, time.monotonic(), asked=ASKED,
+                          received=RECEIVED)
+        assert ctx.deadline.timestamp() == pytest.approx(RECEIVED + 10)
 
 
 def test_a_server_clock_behind_by_more_than_the_timeout_does_not_cancel_at_once():
     now = time.time()
-    lease = {"lease_id": "l1", "deadline": rfc3339(now - 3600 + 3),
-             "task": {"task_id": "t1", "task_type": "w.test", "payload_version": 1,
-                      "payload": {}, "timeout_ms": 10000}}
+    lease = lease_with(format_rfc3339(at(now - 3600 + 3)))
     ctx = TaskContext(lease, 3000, time.monotonic())
     assert 9 < ctx.remaining() <= 10
     assert abs(ctx.deadline.timestamp() - (now + 10)) < 1
