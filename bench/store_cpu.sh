@@ -16,15 +16,18 @@ source "$dir/env"
 set +a
 rport=${MADEIRA_TEST_REDIS_URL##*:}
 postmaster=$(head -1 "$dir/pg/data/postmaster.pid")
-redis_cpu() { redis-cli -p "$rport" INFO cpu | awk -F: '/used_cpu_(user|sys):/ {s += $2} END {printf "%.2f", s}'; }
-redis_children_cpu() {
-  redis-cli -p "$rport" INFO cpu | awk -F: '/used_cpu_(user|sys)_children:/ {s += $2} END {printf "%.2f", s}'
+# Redis's own CPU seconds, then its reaped children's (the AOF rewrites), from one INFO.
+redis_cpu() {
+  redis-cli -p "$rport" INFO cpu | awk -F: '/^used_cpu_(user|sys):/ {s += $2}
+    /^used_cpu_(user|sys)_children:/ {c += $2} END {printf "%.2f %.2f", s, c}'
 }
 pg_cpu() { awk '{printf "%.2f", ($14 + $15 + $16 + $17) / 100}' "/proc/$postmaster/stat"; }
-r0=$(redis_cpu) c0=$(redis_children_cpu) p0=$(pg_cpu)
+read -r r0 c0 <<<"$(redis_cpu)"
+p0=$(pg_cpu)
 out=$({ /usr/bin/time -f "TIME %U %S" "$here/build-bench/madeira_bench" --madeira "$bin" \
   --store redis-pg --only "$only" --runs 1 --scale "$scale"; } 2>&1)
-r1=$(redis_cpu) c1=$(redis_children_cpu) p1=$(pg_cpu)
+read -r r1 c1 <<<"$(redis_cpu)"
+p1=$(pg_cpu)
 rates=$(echo "$out" | awk '/^ +rp\./ {printf "%s=%d ", $1, $2}')
 echo "$out" | awk -v r="$(echo "$r1 - $r0" | bc)" -v c="$(echo "$c1 - $c0" | bc)" \
   -v p="$(echo "$p1 - $p0" | bc)" -v n="$(basename "$bin")" -v rates="$rates" \
