@@ -3,8 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <future>
-#include <mutex>
+#include <thread>
 
 #include "fake_server.h"
 #include "madeira/client.h"
