@@ -1,4 +1,4 @@
-// Operator work: dead-letter replay, schemas, gauges.
+// Operator work: dead-letter replay, gauges.
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/json/serialize.hpp>
@@ -39,32 +39,23 @@ void Engine::Impl::Replay(store::DeadSelector selector, store::ReplayEdits edits
     }
     return Unit{};
   };
-  store_.Replay(std::move(selector), std::move(edits), std::move(check), clock_.Now(),
-                [self = shared_from_this(), done](Result<std::vector<Task>> replayed) {
-                  if (!replayed) return done(replayed.error());
-                  std::map<std::string, int> ready;
-                  for (const auto& t : *replayed) ++ready[t.spec.queue];
-                  if (!ready.empty()) self->waiters_.Wake(ready);
-                  done(std::move(replayed));
-                });
-}
-
-// ---- schemas ----
-
-void Engine::Impl::PutSchema(std::string task_type, int version, boost::json::value schema,
-                             Callback<Unit> done) {
-  SchemaRegistry scratch;  // compile first: an invalid schema must change nothing
-  if (auto ok = scratch.Put(task_type, version, schema); !ok) return done(ok.error());
-  store::SchemaRecord record{task_type, version, boost::json::serialize(schema), clock_.Now()};
-  store_.PutSchema(std::move(record), [self = shared_from_this(), task_type, version,
-                                       schema = std::move(schema), done](Result<Unit> stored) {
-    if (!stored) return done(stored.error());
-    {
-      std::lock_guard lock(self->schema_text_mu_);
-      (void)self->schemas_.Put(task_type, version, schema);
-      self->schema_text_[{task_type, version}] = boost::json::serialize(schema);
-    }
-    done(Unit{});
+  auto replay = [self = shared_from_this(), selector = std::move(selector),
+                 edits = std::move(edits), check = std::move(check), done]() mutable {
+    self->store_.Replay(std::move(selector), std::move(edits), std::move(check), self->clock_.Now(),
+                        [self, done](Result<std::vector<Task>> replayed) {
+                          if (!replayed) return done(replayed.error());
+                          std::map<std::string, int> ready;
+                          for (const auto& t : *replayed) ++ready[t.spec.queue];
+                          if (!ready.empty()) self->waiters_.Wake(ready);
+                          done(std::move(replayed));
+                        });
+  };
+  if (!store_.SharedByProcesses()) return replay();
+  // The check holds the payloads to this process's schemas: read them first, for those another
+  // process has put since.
+  ReadSchemas([replay = std::move(replay), done](Result<Unit> read) mutable {
+    if (!read) return done(read.error());
+    replay();
   });
 }
 

@@ -6,8 +6,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "engine/engine.h"
@@ -104,11 +106,26 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
   // Makes sure the timer fires no later than `due`.
   void ArmNoLaterThan(Millis due);
   void OnTimer();
-  // Loads the stored schemas that differ from what this process compiled (at start, and every
-  // kSchemaSync on a store other processes share: a schema registered through one of them must
-  // hold here too).
-  void LoadSchemas(const std::vector<store::SchemaRecord>& records);
+  using SubmitSlot = std::optional<Result<store::SubmitOutcome>>;
+  void Submit(std::vector<boost::json::value> envelopes, int schema_retries,
+              Callback<std::vector<Result<store::SubmitOutcome>>> done);
+  // The envelopes at `stale` were validated against schemas another process has changed since:
+  // reads the schemas, then submits those again (into their slots), at most `schema_retries`
+  // more times; then finish().
+  void SubmitAgain(std::vector<size_t> stale,
+                   std::shared_ptr<std::vector<boost::json::value>> envelopes, int schema_retries,
+                   std::shared_ptr<std::vector<SubmitSlot>> slots, std::function<void()> finish);
+
+  // ---- schemas (engine_schemas.cc) ----
+  // Reads the stored schema set and loads it: the schemas that differ from what this process
+  // compiled, and the set's version, which every submit hands the store (SubmitValidated) so
+  // that a schema put through another process holds here from then on. At start, every
+  // kSchemaSync on a store other processes share, and when a submit or replay needs it.
+  void ReadSchemas(Callback<Unit> done);
+  // Loads the set of the read numbered `read` unless a later read's is loaded already.
+  void LoadSchemaSet(uint64_t read, const store::SchemaSet& set);
   void SyncSchemasLater();
+  std::string SchemasVersion();
 
   asio::strand<asio::any_io_executor> strand_;
   store::Store& store_;
@@ -123,8 +140,10 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
 
   asio::steady_timer timer_;  // touched only on strand_
   asio::steady_timer schema_timer_{strand_};
-  std::mutex schema_text_mu_;
+  std::mutex schema_text_mu_;  // guards the next three lines, and loading sets into schemas_
   std::map<std::pair<std::string, int>, std::string> schema_text_;  // as compiled, by key
+  std::string schemas_version_;                                     // of the set loaded last
+  uint64_t schema_reads_ = 0, schema_read_loaded_ = 0;  // reads begun; the latest loaded
   std::mutex timer_mu_;
   Millis armed_for_ = std::numeric_limits<Millis>::max();
 

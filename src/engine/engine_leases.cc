@@ -1,4 +1,4 @@
-// Submit and hand out: validation, schemas, leases, long-polls, acks.
+// Submit and hand out: validation, leases, long-polls, acks.
 #include <algorithm>
 #include <boost/asio/post.hpp>
 
@@ -12,8 +12,8 @@ using core::MakeError;
 using core::Task;
 using core::TaskStatus;
 
-// How often a process re-reads the schemas on a store other processes share.
-constexpr auto kSchemaSync = std::chrono::seconds(1);
+// A submit whose schemas another process changed meanwhile is validated again this many times.
+constexpr int kStaleSchemaRetries = 3;
 
 void Engine::Impl::Start(Callback<Unit> done) {
   // Tasks another process (sharing the store) made ready wake the long-polls parked here.
@@ -25,41 +25,11 @@ void Engine::Impl::Start(Callback<Unit> done) {
   store_.SetDueHandler([weak = weak_from_this()](Millis due) {
     if (auto self = weak.lock()) self->ArmNoLaterThan(due);
   });
-  store_.ListSchemas(
-      [self = shared_from_this(), done](Result<std::vector<store::SchemaRecord>> schemas) {
-        if (!schemas) return done(schemas.error());
-        self->LoadSchemas(*schemas);
-        if (self->store_.SharedByProcesses()) self->SyncSchemasLater();
-        if (!self->config_.run_timers) return done(Unit{});
-        self->RunDueWork(done);
-      });
-}
-
-void Engine::Impl::LoadSchemas(const std::vector<store::SchemaRecord>& records) {
-  std::lock_guard lock(schema_text_mu_);
-  for (const auto& record : records) {
-    std::string& loaded = schema_text_[{record.task_type, record.version}];
-    if (loaded == record.schema) continue;
-    auto json = core::ParseJson(record.schema);
-    if (!json || !schemas_.Put(record.task_type, record.version, *json)) {
-      core::Log(core::LogLevel::kError, "stored schema no longer compiles",
-                {{"task_type", record.task_type}});
-    }
-    loaded = record.schema;
-  }
-}
-
-void Engine::Impl::SyncSchemasLater() {
-  asio::post(strand_, [self = shared_from_this()] {
-    if (self->stopped_) return;
-    self->schema_timer_.expires_after(kSchemaSync);
-    self->schema_timer_.async_wait([self](boost::system::error_code ec) {
-      if (ec || self->stopped_) return;
-      self->store_.ListSchemas([self](Result<std::vector<store::SchemaRecord>> schemas) {
-        if (schemas) self->LoadSchemas(*schemas);  // a failed read: the next tick reads again
-        self->SyncSchemasLater();
-      });
-    });
+  ReadSchemas([self = shared_from_this(), done](Result<Unit> read) {
+    if (!read) return done(read.error());
+    if (self->store_.SharedByProcesses()) self->SyncSchemasLater();
+    if (!self->config_.run_timers) return done(Unit{});
+    self->RunDueWork(done);
   });
 }
 
@@ -67,9 +37,15 @@ void Engine::Impl::SyncSchemasLater() {
 
 void Engine::Impl::Submit(std::vector<boost::json::value> envelopes,
                           Callback<std::vector<Result<store::SubmitOutcome>>> done) {
+  Submit(std::move(envelopes), kStaleSchemaRetries, std::move(done));
+}
+
+void Engine::Impl::Submit(std::vector<boost::json::value> envelopes, int schema_retries,
+                          Callback<std::vector<Result<store::SubmitOutcome>>> done) {
   const Millis now = clock_.Now();
-  using Slot = std::optional<Result<store::SubmitOutcome>>;
-  auto slots = std::make_shared<std::vector<Slot>>(envelopes.size());
+  // Before validating: a set loaded meanwhile is newer than the version the store checks.
+  std::string schemas_version = SchemasVersion();
+  auto slots = std::make_shared<std::vector<SubmitSlot>>(envelopes.size());
   std::vector<core::TaskSpec> specs;
   std::vector<size_t> positions;
   specs.reserve(envelopes.size());  // a batch's specs are not moved again as the vector grows
@@ -99,13 +75,20 @@ void Engine::Impl::Submit(std::vector<boost::json::value> envelopes,
   std::vector<CreatedTask> meta;
   meta.reserve(specs.size());
   for (const auto& s : specs) meta.push_back({s.queue, s.task_type, s.schedule_time});
+  // Kept for validating again, on a store that checks the version (shared by processes) only.
+  std::shared_ptr<std::vector<boost::json::value>> kept;
+  if (!schemas_version.empty()) {
+    kept = std::make_shared<std::vector<boost::json::value>>(std::move(envelopes));
+  }
 
-  store_.Submit(
-      std::move(specs), now,
+  store_.SubmitValidated(
+      std::move(specs), now, std::move(schemas_version),
       [self = shared_from_this(), slots, positions = std::move(positions), meta = std::move(meta),
-       now, finish](Result<std::vector<store::SubmitOutcome>> outcomes) mutable {
+       now, finish, kept,
+       schema_retries](Result<std::vector<store::SubmitOutcome>> outcomes) mutable {
         std::vector<CreatedTask> created;
         created.reserve(positions.size());
+        std::vector<size_t> stale;  // validated against schemas another process has changed
         for (size_t k = 0; k < positions.size(); ++k) {
           auto& slot = (*slots)[positions[k]];
           if (!outcomes) {
@@ -118,13 +101,52 @@ void Engine::Impl::Submit(std::vector<boost::json::value> envelopes,
                              "a task with this task_id exists with different content", "task_id");
             continue;
           }
+          if (outcome.kind == store::SubmitKind::kStaleSchemas) {
+            stale.push_back(positions[k]);
+            continue;
+          }
           // Moved, not copied: this runs on the completion thread, once per task.
           if (outcome.kind == store::SubmitKind::kCreated) created.push_back(std::move(meta[k]));
           slot = std::move(outcome);
         }
         self->OnCreated(created, now);
-        finish();
+        if (stale.empty()) return finish();
+        self->SubmitAgain(std::move(stale), std::move(kept), schema_retries, slots,
+                          std::move(finish));
       });
+}
+
+void Engine::Impl::SubmitAgain(std::vector<size_t> stale,
+                               std::shared_ptr<std::vector<boost::json::value>> envelopes,
+                               int schema_retries, std::shared_ptr<std::vector<SubmitSlot>> slots,
+                               std::function<void()> finish) {
+  if (schema_retries == 0 || !envelopes) {
+    for (size_t i : stale) {
+      (*slots)[i] = MakeError(ErrorCode::kUnavailable,
+                              "the payload schemas kept changing while this was submitted");
+    }
+    return finish();
+  }
+  std::vector<boost::json::value> again;
+  again.reserve(stale.size());
+  for (size_t i : stale) again.push_back(std::move((*envelopes)[i]));
+  ReadSchemas([self = shared_from_this(), stale = std::move(stale), again = std::move(again),
+               schema_retries, slots, finish = std::move(finish)](Result<Unit>) mutable {
+    // A failed read leaves the set as it was: the store answers the submit (stale again, or
+    // unavailable) and the retries stay bounded.
+    self->Submit(std::move(again), schema_retries - 1,
+                 [stale = std::move(stale), slots, finish = std::move(finish)](
+                     Result<std::vector<Result<store::SubmitOutcome>>> outcomes) {
+                   for (size_t k = 0; k < stale.size(); ++k) {
+                     if (outcomes) {
+                       (*slots)[stale[k]] = std::move((*outcomes)[k]);
+                     } else {
+                       (*slots)[stale[k]] = outcomes.error();
+                     }
+                   }
+                   finish();
+                 });
+  });
 }
 
 void Engine::Impl::OnCreated(const std::vector<CreatedTask>& created, Millis now) {

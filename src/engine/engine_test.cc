@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/time.h"
+#include "store/conformance/forwarding_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace madeira::engine {
@@ -42,7 +43,7 @@ class EngineTest : public ::testing::Test {
     io_.restart();  // after a Close() the context was stopped
     work_.emplace(io_.get_executor());
     io_thread_ = std::thread([this] { io_.run(); });
-    engine_ = std::make_unique<Engine>(io_.get_executor(), *store_, clock_, random_, metrics_,
+    engine_ = std::make_unique<Engine>(io_.get_executor(), EngineStore(), clock_, random_, metrics_,
                                        std::move(config));
     ASSERT_TRUE(Await<store::Unit>([&](auto cb) { engine_->Start(cb); }));
   }
@@ -60,6 +61,8 @@ class EngineTest : public ::testing::Test {
   }
 
   static std::unique_ptr<store::Store> OpenTestStore(const std::string& dir);
+  // The store the engine uses: store_ itself, or a test's stand-in around it.
+  virtual store::Store& EngineStore() { return *store_; }
 
   Result<store::SubmitOutcome> Submit(const std::string& envelope) {
     auto results = Await<std::vector<Result<store::SubmitOutcome>>>(
@@ -161,6 +164,105 @@ TEST_F(EngineTest, SchemaRejectsBadAndUnknownProperties) {
   // Version 2 has no schema: anything goes.
   EXPECT_TRUE(Submit(
       R"({"task_id":"v2","task_type":"order.close","payload_version":2,"payload":{"x":1}})"));
+}
+
+// The engine over a store that other processes share, whose schemas one of them changes: its
+// set's version moves on, and submits validated against an older one are refused as stale.
+class SharedSchemasStore final : public store::testing::ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  bool SharedByProcesses() const override { return true; }
+  // What another process's PutSchema does: the schema stored, a new version of the set.
+  void PutFromElsewhere(store::SchemaRecord schema) {
+    ASSERT_TRUE(Await<store::Unit>([&](auto cb) { inner().PutSchema(std::move(schema), cb); }));
+    std::lock_guard lock(mu_);
+    ++version_;
+  }
+  // From now on every read finds a version that is already old: the schemas never settle.
+  void KeepChanging() {
+    std::lock_guard lock(mu_);
+    keep_changing_ = true;
+    ++version_;
+  }
+  int stale_answers() {
+    std::lock_guard lock(mu_);
+    return stale_answers_;
+  }
+
+  void ListSchemaSet(store::Callback<store::SchemaSet> done) override {
+    std::string version;
+    {
+      std::lock_guard lock(mu_);
+      version = std::to_string(version_);
+      if (keep_changing_) ++version_;
+    }
+    inner().ListSchemas([version, done](Result<std::vector<store::SchemaRecord>> schemas) {
+      if (!schemas) return done(schemas.error());
+      done(store::SchemaSet{std::move(*schemas), version});
+    });
+  }
+  void SubmitValidated(std::vector<core::TaskSpec> tasks, Millis now, std::string version,
+                       store::Callback<std::vector<store::SubmitOutcome>> done) override {
+    bool stale = false;
+    {
+      std::lock_guard lock(mu_);
+      stale = version != std::to_string(version_);
+      if (stale) ++stale_answers_;
+    }
+    if (!stale) return inner().Submit(std::move(tasks), now, std::move(done));
+    std::vector<store::SubmitOutcome> out(tasks.size());
+    for (auto& o : out) o.kind = store::SubmitKind::kStaleSchemas;
+    done(std::move(out));
+  }
+
+ private:
+  std::mutex mu_;
+  int version_ = 0;
+  bool keep_changing_ = false;
+  int stale_answers_ = 0;
+};
+
+class SharedStoreEngineTest : public EngineTest {
+ protected:
+  store::Store& EngineStore() override {
+    shared_ = std::make_unique<SharedSchemasStore>(*store_);
+    return *shared_;
+  }
+  void TearDown() override {
+    Close();
+    shared_.reset();
+  }
+  std::unique_ptr<SharedSchemasStore> shared_;
+};
+
+TEST_F(SharedStoreEngineTest, ASchemaPutThroughAnotherProcessHoldsForTheNextSubmit) {
+  shared_->PutFromElsewhere({"order.close", 1,
+                             R"({"type":"object","properties":{"order_id":{"type":"integer"}}})",
+                             clock_.Now()});
+  // Validated against the set read at start (no schema), refused as stale, read again and
+  // validated against the new one.
+  auto bad = Submit(R"({"task_id":"bad","task_type":"order.close","payload_version":1,
+                        "payload":{"order_id":"7"}})");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, core::ErrorCode::kSchemaViolation);
+  EXPECT_EQ(shared_->stale_answers(), 1);
+  auto stored = Await<core::Task>([&](auto cb) { engine_->Get("bad", cb); });
+  ASSERT_FALSE(stored);  // never stored
+  EXPECT_EQ(stored.error().code, core::ErrorCode::kNotFound);
+  // From then on this process has the new set: no more refusals.
+  EXPECT_TRUE(Submit(R"({"task_id":"good","task_type":"order.close","payload_version":1,
+                         "payload":{"order_id":7}})"));
+  EXPECT_EQ(shared_->stale_answers(), 1);
+  EXPECT_EQ(Get("good").status, TaskStatus::kPending);
+}
+
+TEST_F(SharedStoreEngineTest, SchemasThatNeverSettleEndTheSubmitAsUnavailable) {
+  shared_->KeepChanging();
+  auto out = Submit(R"({"task_id":"unsettled","task_type":"order.close","payload_version":1,
+                        "payload":{"order_id":7}})");
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error().code, core::ErrorCode::kUnavailable);
+  EXPECT_EQ(shared_->stale_answers(), 4);  // the first try and three more, each after a read
 }
 
 TEST_F(EngineTest, InvalidSchemaIsRejectedAndChangesNothing) {

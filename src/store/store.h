@@ -24,7 +24,9 @@ using Callback = std::function<void(Result<T>)>;
 
 struct Unit {};  // the value of an operation that returns nothing
 
-enum class SubmitKind { kCreated, kDuplicate, kConflict };
+// kStaleSchemas: not stored, because the schemas it was validated against (SubmitValidated) are
+// no longer the installation's; validate it again and resubmit.
+enum class SubmitKind { kCreated, kDuplicate, kConflict, kStaleSchemas };
 
 struct SubmitOutcome {
   SubmitKind kind = SubmitKind::kCreated;
@@ -148,6 +150,13 @@ struct SchemaRecord {
   Millis created_at = 0;
 };
 
+// Every stored schema, and which set of them that is: `version` changes with every PutSchema
+// of a store shared by processes ("" for the embedded store, whose process holds them all).
+struct SchemaSet {
+  std::vector<SchemaRecord> schemas;
+  std::string version;
+};
+
 // ---- webhooks: endpoints and events (SPEC §3 "Events and webhooks") ----
 
 // A subscription as the delivery layer configured it. The store keeps `config` (a JSON object,
@@ -220,6 +229,16 @@ class Store {
   // the callback runs.
   virtual void Submit(std::vector<core::TaskSpec> tasks, Millis now,
                       Callback<std::vector<SubmitOutcome>> done) = 0;
+  // Submit, for tasks whose payloads were validated against the schemas of SchemaSet
+  // `schemas_version` (ListSchemaSet): a store shared by processes answers kStaleSchemas for
+  // each task, and stores none of them, once another PutSchema has changed the set since; so
+  // a schema holds for every submit, through any process, that begins after its PutSchema
+  // ended. The embedded store is never shared and ignores the version.
+  virtual void SubmitValidated(std::vector<core::TaskSpec> tasks, Millis now,
+                               std::string schemas_version,
+                               Callback<std::vector<SubmitOutcome>> done) {
+    Submit(std::move(tasks), now, std::move(done));
+  }
 
   // Leases up to max_tasks pending tasks of the queues: priority DESC, then ready time, then
   // submit order. A task whose idempotency_key has a running sibling is skipped; one whose key
@@ -258,6 +277,13 @@ class Store {
   virtual void PutSchema(SchemaRecord schema, Callback<Unit> done) = 0;
   virtual void GetSchema(std::string task_type, int version, Callback<SchemaRecord> done) = 0;
   virtual void ListSchemas(Callback<std::vector<SchemaRecord>> done) = 0;
+  // ListSchemas with the version of the set (see SchemaSet).
+  virtual void ListSchemaSet(Callback<SchemaSet> done) {
+    ListSchemas([done = std::move(done)](Result<std::vector<SchemaRecord>> schemas) {
+      if (!schemas) return done(schemas.error());
+      done(SchemaSet{std::move(*schemas), ""});
+    });
+  }
 
   // Create or replace by endpoint_id.
   virtual void PutEndpoint(EndpointRecord endpoint, Callback<Unit> done) = 0;

@@ -143,6 +143,7 @@ class Backend {
   Result<Unit> PutSchema(const SchemaRecord& schema);
   Result<SchemaRecord> GetSchema(const std::string& task_type, int version);
   Result<std::vector<SchemaRecord>> ListSchemas();
+  Result<SchemaSet> ListSchemaSet();  // version from Redis (P schemas), then the schemas
   Result<Unit> PutEndpoint(const EndpointRecord& endpoint);
   Result<Unit> DeleteEndpoint(const std::string& endpoint_id);
   Result<EndpointRecord> GetEndpoint(const std::string& endpoint_id);

@@ -233,13 +233,27 @@ Result<int64_t> Backend::CancelDead(const DeadSelector& selector, Millis now) {
   return r.integer;
 }
 
+// PostgreSQL first, then the set's new version in Redis: a process that reads the version (in
+// ListSchemaSet, before the schemas) finds every schema of it in PostgreSQL. Should Redis fail
+// after PostgreSQL took the schema, the put fails (and is safe to repeat); until then the other
+// processes learn of the schema only from their next reading of the set.
 Result<Unit> Backend::PutSchema(const SchemaRecord& schema) {
-  pg_.Exec(
+  PgResult r = pg_.Exec(
       "INSERT INTO schemas(task_type, version, schema, created_at) VALUES($1, $2, $3, $4) "
       "ON CONFLICT (task_type, version) DO UPDATE SET schema = EXCLUDED.schema, "
-      "created_at = EXCLUDED.created_at",
+      "created_at = EXCLUDED.created_at RETURNING gen_random_uuid()::text",
       {schema.task_type, Num(schema.version), schema.schema, Num(schema.created_at)});
+  RedisReply set = Call({std::nullopt, {"SET", prefix_ + "schemas", r.Text(0, 0)}});
+  if (set.IsError()) return ScriptError(set);
   return Unit{};
+}
+
+Result<SchemaSet> Backend::ListSchemaSet() {
+  RedisReply version = Call({std::nullopt, {"GET", prefix_ + "schemas"}});
+  if (version.IsError()) return ScriptError(version);
+  auto schemas = ListSchemas();
+  if (!schemas) return schemas.error();
+  return SchemaSet{std::move(*schemas), version.IsNil() ? "0" : version.str};
 }
 
 Result<SchemaRecord> Backend::GetSchema(const std::string& task_type, int version) {

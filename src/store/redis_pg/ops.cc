@@ -28,7 +28,8 @@ std::string NewLeaseId(core::Random& random) {
 
 }  // namespace
 
-RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now) {
+RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now,
+                     const std::string& schemas) {
   RedisCall call{Script::kSubmit, {}};
   call.args.reserve(tasks.size() * kSubmitArgsPerTask);
   const std::string at = Num(now);
@@ -36,6 +37,7 @@ RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now) {
     call.args.push_back(at);
     // A fresh UUIDv7 ("n"): no claim of it can exist, here or in PostgreSQL; nothing to look up.
     call.args.push_back(t.id_made_here ? "n" : "-");
+    call.args.push_back(schemas);
     AppendTaskArgs(call.args, t, now);
   }
   return call;
@@ -44,7 +46,7 @@ RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now) {
 std::vector<std::string> SubmitIds(const RedisCall& submit) {
   std::vector<std::string> ids;
   for (size_t i = 0; i + kSubmitArgsPerTask <= submit.args.size(); i += kSubmitArgsPerTask) {
-    if (submit.args[i + 1] == "-") ids.push_back(submit.args[i + 2]);
+    if (submit.args[i + 1] == "-") ids.push_back(submit.args[i + 3]);
   }
   return ids;
 }
@@ -52,7 +54,7 @@ std::vector<std::string> SubmitIds(const RedisCall& submit) {
 void RecordedIdsInto(RedisCall& submit, const std::map<std::string, std::string>& recorded) {
   for (size_t i = 0; i + kSubmitArgsPerTask <= submit.args.size(); i += kSubmitArgsPerTask) {
     if (submit.args[i + 1] != "-") continue;
-    auto it = recorded.find(submit.args[i + 2]);
+    auto it = recorded.find(submit.args[i + 3]);
     submit.args[i + 1] = it == recorded.end() ? "0" : "+" + it->second;
   }
 }
@@ -71,6 +73,7 @@ Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>
     }
     SubmitKind k = kind == "created"     ? SubmitKind::kCreated
                    : kind == "duplicate" ? SubmitKind::kDuplicate
+                   : kind == "schemas"   ? SubmitKind::kStaleSchemas
                                          : SubmitKind::kConflict;
     out.push_back({k, tasks[i].task_id, StatusOf(e.elements.at(1).str)});
   }

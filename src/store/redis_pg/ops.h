@@ -15,7 +15,7 @@ namespace madeira::store::redis_pg {
 // Calls of the submit and ack scripts queued together are sent as one call (its arguments
 // concatenated; one reply element per task or ack, in order): one script call costs Redis far
 // more than the work of one task. The arguments each task or ack takes; 0 for the other scripts.
-inline constexpr size_t kSubmitArgsPerTask = 12;  // now, known + the 10 of AppendTaskArgs
+inline constexpr size_t kSubmitArgsPerTask = 13;  // now, known, schemas + AppendTaskArgs' 10
 inline constexpr size_t kAckArgs = 6;
 inline size_t ArgsPerReplyElement(Script script) {
   if (script == Script::kSubmit) return kSubmitArgsPerTask;
@@ -25,11 +25,13 @@ inline size_t ArgsPerReplyElement(Script script) {
 
 // Made with PostgreSQL not asked about the ids ("-", see kSubmit) but those made here (nothing
 // to ask); SubmitIds lists the ids to ask about, RecordedIdsInto tells the call what it said.
-RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now);
+// `schemas`: the SchemaSet version the payloads were validated against ("" = not checked).
+RedisCall SubmitCall(const std::vector<core::TaskSpec>& tasks, Millis now,
+                     const std::string& schemas);
 std::vector<std::string> SubmitIds(const RedisCall& submit);
 void RecordedIdsInto(RedisCall& submit, const std::map<std::string, std::string>& recorded);
 // A reply with a 'recheck' (ids PostgreSQL was not asked about, once it must be) sets *recheck
-// and is an error: the caller submits again, asking.
+// and is an error: the caller submits again, asking. 'schemas' is SubmitKind::kStaleSchemas.
 Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>& tasks,
                                                const RedisReply& r, bool* recheck);
 

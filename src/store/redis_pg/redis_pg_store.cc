@@ -161,7 +161,11 @@ class RedisPgStore final : public Store {
 
   void Submit(std::vector<core::TaskSpec> tasks, Millis now,
               Callback<std::vector<SubmitOutcome>> done) override {
-    RedisCall call = redis_pg::SubmitCall(tasks, now);
+    SubmitValidated(std::move(tasks), now, "", std::move(done));
+  }
+  void SubmitValidated(std::vector<core::TaskSpec> tasks, Millis now, std::string schemas_version,
+                       Callback<std::vector<SubmitOutcome>> done) override {
+    RedisCall call = redis_pg::SubmitCall(tasks, now, schemas_version);
     std::map<std::string, int> ready;
     for (const core::TaskSpec& t : tasks) {
       if (t.schedule_time <= now) ++ready[t.queue];
@@ -175,11 +179,11 @@ class RedisPgStore final : public Store {
         [specs, recheck](const RedisReply& r) {
           return redis_pg::SubmitReply(*specs, r, &*recheck);
         },
-        [this, specs, now, recheck,
+        [this, specs, now, recheck, schemas_version = std::move(schemas_version),
          done = std::move(done)](Result<std::vector<SubmitOutcome>> outcome) mutable {
           if (!*recheck) return done(std::move(outcome));
           ids_checked_.store(true);
-          Submit(*specs, now, std::move(done));
+          SubmitValidated(*specs, now, std::move(schemas_version), std::move(done));
         });
     op->set_needs_record();
     op->set_submits_ids();
@@ -298,6 +302,9 @@ class RedisPgStore final : public Store {
   void ListSchemas(Callback<std::vector<SchemaRecord>> done) override {
     Blocking<std::vector<SchemaRecord>>(false, std::move(done),
                                         [](Backend& b) { return b.ListSchemas(); });
+  }
+  void ListSchemaSet(Callback<SchemaSet> done) override {
+    Blocking<SchemaSet>(false, std::move(done), [](Backend& b) { return b.ListSchemaSet(); });
   }
   // Both tell the other processes once PostgreSQL has the change (see SetChangeHandler).
   void PutEndpoint(EndpointRecord endpoint, Callback<Unit> done) override {

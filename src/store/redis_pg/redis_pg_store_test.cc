@@ -355,6 +355,55 @@ core::TaskSpec TestSpec(const std::string& id, core::Millis at = testing::kT0) {
   return s;
 }
 
+// A schema put through one process changes the set's version for all: a submit through another
+// that was validated against the set before is refused as stale and stores nothing, so that
+// process validates it again (the engine does); one validated against the current set, or not
+// checked, is stored.
+TEST(RedisPgStore, ASubmitValidatedAgainstAnOlderSchemaSetIsRefusedAndStoresNothing) {
+  ASSERT_TRUE(HaveServices());
+  const std::string ns = NamespaceFor("schemas-" + std::to_string(::getpid()));
+  auto a = OpenRedisPgStore(TestOptions(ns));
+  auto b = OpenRedisPgStore(TestOptions(ns));
+  ASSERT_TRUE(a && b);
+  auto before = Await<SchemaSet>([&](auto done) { (*b)->ListSchemaSet(done); });
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->version, "0");  // nothing put yet
+  EXPECT_TRUE(before->schemas.empty());
+  SchemaRecord schema{"typed", 1, R"({"type":"object"})", kT0};
+  ASSERT_TRUE(Await<Unit>([&](auto done) { (*a)->PutSchema(schema, done); }));
+  auto after = Await<SchemaSet>([&](auto done) { (*b)->ListSchemaSet(done); });
+  ASSERT_TRUE(after);
+  EXPECT_NE(after->version, before->version);
+  ASSERT_EQ(after->schemas.size(), 1u);
+  EXPECT_EQ(after->schemas[0].schema, schema.schema);
+  // Putting the same schema again is a new version too: the version says "changed", not what.
+  ASSERT_TRUE(Await<Unit>([&](auto done) { (*a)->PutSchema(schema, done); }));
+  auto again = Await<SchemaSet>([&](auto done) { (*a)->ListSchemaSet(done); });
+  ASSERT_TRUE(again);
+  EXPECT_NE(again->version, after->version);
+
+  auto submit = [&](Store& store, const std::string& id, const std::string& version) {
+    auto out = Await<std::vector<SubmitOutcome>>(
+        [&](auto done) { store.SubmitValidated({TestSpec(id)}, kT0, version, done); });
+    EXPECT_TRUE(out);
+    return out && out->size() == 1 ? (*out)[0].kind : SubmitKind::kConflict;
+  };
+  EXPECT_EQ(submit(**b, "stale", before->version), SubmitKind::kStaleSchemas);
+  EXPECT_EQ(submit(**b, "stale-too", after->version), SubmitKind::kStaleSchemas);
+  auto missing = Await<core::Task>([&](auto done) { (*a)->Get("stale", done); });
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, core::ErrorCode::kNotFound);
+  EXPECT_EQ(submit(**b, "current", again->version), SubmitKind::kCreated);
+  EXPECT_EQ(submit(**b, "unchecked", ""), SubmitKind::kCreated);
+  // The stale one, validated again and resubmitted, is stored.
+  EXPECT_EQ(submit(**b, "stale", again->version), SubmitKind::kCreated);
+  auto task = Await<core::Task>([&](auto done) { (*a)->Get("stale", done); });
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->status, core::TaskStatus::kPending);
+  (*a)->Close();
+  (*b)->Close();
+}
+
 // An event of source "src" received at kT0.
 EventRecord TestEvent(const std::string& event_id) {
   EventRecord event;

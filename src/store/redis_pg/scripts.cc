@@ -16,6 +16,8 @@
 //   P idem:<key>     hash   idempotency key state (running by task / succeeded until exp;
 //                           then gone an hour later, by PEXPIRE)
 //   P seq, queues, depth, fast   submit counter, queue names, per-queue counts, fast retries
+//   P schemas        string the version of the stored payload schemas: a random id, set anew by
+//                           every PutSchema once PostgreSQL has the schema (see kSubmit)
 //   P outbox         stream every changed task and finished attempt, for the PostgreSQL record
 //                           (an entry: field j, a JSON array of up to 64 records; see record())
 //   P event:<source>\t<event_id>   hash + :deliveries list   a received event and its tasks
@@ -418,18 +420,23 @@ local function event_snapshot(ek)
 end
 )LUA";
 
-// ARGV: P, then 2 + TASK_ARGS per task: now, known, then create_task's. One reply per task, in
-// order (the store sends the submits queued together as one call). `known` is what PostgreSQL
+// ARGV: P, then 3 + TASK_ARGS per task: now, known, schemas, then create_task's. One reply per
+// task, in order (the store sends the submits queued together as one call). `schemas` is the
+// version of the schema set (P schemas, "0" while there is none) its payload was validated
+// against, or "" (not checked): another version is answered 'schemas' and nothing made, for the
+// caller to validate again (a schema put through another process). `known` is what PostgreSQL
 // said of the id: "+status\tcontent_hash" (it has the task), "0" (it has not), "n" (the server
 // just made the id: no claim of it can exist, so Redis is not asked either), "-" (not asked:
 // the caller believes no id claim has left Redis). An
 // unasked id Redis does not know is answered 'recheck' (and nothing made) once a claim may have
 // left (P ended:gen checked): the caller asks PostgreSQL and submits again.
 constexpr const char* kSubmit = R"LUA(
-local checked = nil
-local out = {}
-for j = 2, #ARGV, 2 + TASK_ARGS do
-  local now, known, i = ARGV[j], ARGV[j + 1], j + 2
+local checked, schemas = nil, nil
+local function submit(now, known, seen, i)
+  if seen ~= '' then
+    if schemas == nil then schemas = redis.call('GET', P .. 'schemas') or '0' end
+    if seen ~= schemas then return {'schemas', 'pending'} end
+  end
   local id, chash = ARGV[i], ARGV[i + 8]
   local live, ended = nil, nil
   if known ~= 'n' then
@@ -439,20 +446,21 @@ for j = 2, #ARGV, 2 + TASK_ARGS do
   if not live and not ended and string.sub(known, 1, 1) == '+' then ended = string.sub(known, 2) end
   if live then
     local h = redis.call('HMGET', tkey(live, id), 'chash', 'status')
-    out[#out + 1] = {h[1] == chash and 'duplicate' or 'conflict', h[2]}
-  elseif ended then
-    local st, ch = split2(ended)
-    out[#out + 1] = {ch == chash and 'duplicate' or 'conflict', st}
-  else
-    if known == '-' and checked == nil then
-      checked = redis.call('HGET', P .. 'ended:gen', 'checked') == '1'
-    end
-    if known == '-' and checked then
-      out[#out + 1] = {'recheck', ''}
-    else
-      out[#out + 1] = {'created', create_task(now, ARGV, i)}
-    end
+    return {h[1] == chash and 'duplicate' or 'conflict', h[2]}
   end
+  if ended then
+    local st, ch = split2(ended)
+    return {ch == chash and 'duplicate' or 'conflict', st}
+  end
+  if known == '-' and checked == nil then
+    checked = redis.call('HGET', P .. 'ended:gen', 'checked') == '1'
+  end
+  if known == '-' and checked then return {'recheck', ''} end
+  return {'created', create_task(now, ARGV, i)}
+end
+local out = {}
+for j = 2, #ARGV, 3 + TASK_ARGS do
+  out[#out + 1] = submit(ARGV[j], ARGV[j + 1], ARGV[j + 2], j + 3)
 end
 return out
 )LUA";
