@@ -8,7 +8,7 @@ CMAKE_GEN  := -G Ninja
 # ccache caches precompiled-header builds only with these relaxed checks.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: deps deps-test build run test unit asan integration integration-redis-pg sdk-test fuzz fuzz-short bench bench-peers clean format demo
+.PHONY: deps deps-test build run test unit asan integration integration-redis-pg console-test sdk-test fuzz fuzz-short bench bench-peers clean format demo
 SDKS       ?= python go node java
 
 deps:
@@ -39,6 +39,7 @@ test: deps-test $(BUILD)/build.ninja
 	$(MAKE) asan
 	$(MAKE) fuzz-short
 	$(MAKE) integration
+	$(MAKE) console-test
 	$(MAKE) integration-redis-pg
 	$(MAKE) sdk-test
 	PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -p no:cacheprovider bench/peers/test_report.py
@@ -63,6 +64,10 @@ integration-redis-pg: build
 	MADEIRA_BIN=$(abspath $(BUILD)/madeira) MADEIRA_TEST_STORE=redis-pg \
 	  bash scripts/test-services.sh run /tmp/madeira-it-services-$$$$ \
 	  python3 -m pytest -q -rs tests/integration
+
+# The operations console (GET /ui/) driven in Debian's Chromium by playwright-core (tests/console).
+console-test: build
+	MADEIRA_BIN=$(abspath $(BUILD)/madeira) bash tests/console/test.sh
 
 # Every SDK runs its own suite, including the shared conformance scenario, against this build.
 sdk-test: build

@@ -8,8 +8,9 @@ build_pkgs=(
   libvalijson-dev libsqlite3-dev libpq-dev libssl-dev libjemalloc-dev
 )
 # redis-server/postgresql: private instances for the redis-pg store tests (scripts/test-services.sh).
+# chromium: the console's browser tests (tests/console drive it with playwright-core over CDP).
 test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev
-  redis-server redis-tools postgresql)
+  redis-server redis-tools postgresql chromium)
 want=("${build_pkgs[@]}")
 [ "${1:-}" = "--test" ] && want+=("${test_pkgs[@]}")
 missing=()

@@ -79,6 +79,12 @@ Handler HandlerFor(RouteId id) {
       return &HandleHealthz;
     case RouteId::kReadyz:
       return &HandleReadyz;
+    case RouteId::kConsoleRedirect:
+      return &HandleConsoleRedirect;
+    case RouteId::kConsoleIndex:
+      return &HandleConsoleIndex;
+    case RouteId::kConsoleFile:
+      return &HandleConsoleFile;
   }
   return nullptr;
 }

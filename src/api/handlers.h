@@ -65,4 +65,9 @@ Awaitable HandleMetrics(RouteContext& ctx, const Request& req);
 Awaitable HandleHealthz(RouteContext& ctx, const Request& req);
 Awaitable HandleReadyz(RouteContext& ctx, const Request& req);
 
+// console_routes.cc
+Awaitable HandleConsoleRedirect(RouteContext& ctx, const Request& req);
+Awaitable HandleConsoleIndex(RouteContext& ctx, const Request& req);
+Awaitable HandleConsoleFile(RouteContext& ctx, const Request& req);
+
 }  // namespace madeira::api

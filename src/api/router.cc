@@ -61,6 +61,10 @@ const std::vector<RouteSpec>& AllRoutes() {
       {RouteId::kMetrics, "GET", "/metrics", kPublic},
       {RouteId::kHealthz, "GET", "/healthz", kPublic},
       {RouteId::kReadyz, "GET", "/readyz", kPublic},
+      // The console's files hold no data; the page's API calls carry its token.
+      {RouteId::kConsoleRedirect, "GET", "/ui", kPublic},
+      {RouteId::kConsoleIndex, "GET", "/ui/", kPublic},
+      {RouteId::kConsoleFile, "GET", "/ui/{file}", kPublic},
   };
   return routes;
 }

@@ -45,12 +45,15 @@ enum class RouteId {
   kMetrics,
   kHealthz,
   kReadyz,
+  kConsoleRedirect,
+  kConsoleIndex,
+  kConsoleFile,
 };
 
 // Who may call a route, as a bit set of scopes; admin may call everything.
 using ScopeMask = uint8_t;
 constexpr ScopeMask ScopeBit(Scope s) { return static_cast<ScopeMask>(1u << static_cast<int>(s)); }
-inline constexpr ScopeMask kPublic = 0;  // no token needed (probes, metrics)
+inline constexpr ScopeMask kPublic = 0;  // no token needed (probes, metrics, console files)
 inline constexpr ScopeMask kProducerOnly = ScopeBit(Scope::kProducer);
 inline constexpr ScopeMask kWorkerOnly = ScopeBit(Scope::kWorker);
 inline constexpr ScopeMask kAdminOnly = ScopeBit(Scope::kAdmin);

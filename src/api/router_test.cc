@@ -83,6 +83,23 @@ TEST_F(RouterTest, KnownPathWithWrongMethodListsAllowedMethods) {
   EXPECT_EQ(m.allow, "PUT, GET");
 }
 
+TEST_F(RouterTest, ConsoleRoutes) {
+  EXPECT_EQ(Match("GET", "/ui").route->id, RouteId::kConsoleRedirect);
+  EXPECT_EQ(Match("GET", "/ui/").route->id, RouteId::kConsoleIndex);
+  RouteMatch m = Match("GET", "/ui/app.js");
+  ASSERT_EQ(m.kind, RouteMatch::Kind::kFound);
+  EXPECT_EQ(m.route->id, RouteId::kConsoleFile);
+  EXPECT_EQ(m.params, std::vector<std::string>{"app.js"});
+  // An encoded slash stays inside the one segment, which names no embedded file.
+  EXPECT_EQ(Match("GET", "/ui/..%2Fmadeira.db").params, std::vector<std::string>{"../madeira.db"});
+  EXPECT_EQ(Match("GET", "/ui/a/b.js").kind, RouteMatch::Kind::kNotFound);
+  EXPECT_EQ(Match("GET", "/ui/../v1/dead").kind, RouteMatch::Kind::kNotFound);
+  EXPECT_EQ(Match("POST", "/ui/").kind, RouteMatch::Kind::kMethodNotAllowed);
+  for (std::string_view path : {"/ui", "/ui/", "/ui/style.css"}) {
+    EXPECT_EQ(Match("GET", path).route->scopes, kPublic) << path;
+  }
+}
+
 TEST_F(RouterTest, ScopesFollowTheSpec) {
   EXPECT_EQ(Match("POST", "/v1/tasks").route->scopes, kProducerOnly);
   EXPECT_EQ(Match("POST", "/v1/leases").route->scopes, kWorkerOnly);
