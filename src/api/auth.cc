@@ -9,15 +9,15 @@ namespace madeira::api {
 
 Authenticator::Authenticator(std::vector<ApiToken> tokens) {
   for (ApiToken& t : tokens) {
-    Known k{std::move(t.sha256_hex), 0};
+    Known k{std::move(t.sha256_hex), 0, std::move(t.name)};
     for (char& c : k.sha256_hex) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     for (Scope s : t.scopes) k.scopes |= ScopeBit(s);
     tokens_.push_back(std::move(k));
   }
 }
 
-core::Result<void> Authenticator::Check(std::string_view authorization, ScopeMask allowed) const {
-  if (!enabled() || allowed == kPublic) return {};
+core::Result<Caller> Authenticator::Check(std::string_view authorization, ScopeMask allowed) const {
+  if (!enabled() || allowed == kPublic) return Caller{};
   constexpr std::string_view kBearer = "Bearer ";
   if (authorization.size() <= kBearer.size() ||
       authorization.substr(0, kBearer.size()) != kBearer) {
@@ -26,11 +26,11 @@ core::Result<void> Authenticator::Check(std::string_view authorization, ScopeMas
   const std::string presented = Sha256Hex(authorization.substr(kBearer.size()));
   // Every configured hash is compared, so the time taken does not tell which one matched.
   ScopeMask scopes = 0;
-  bool known = false;
+  const Known* known = nullptr;
   for (const Known& k : tokens_) {
     if (k.sha256_hex.size() == presented.size() &&
         CRYPTO_memcmp(k.sha256_hex.data(), presented.data(), presented.size()) == 0) {
-      known = true;
+      if (known == nullptr) known = &k;
       scopes |= k.scopes;
     }
   }
@@ -39,7 +39,7 @@ core::Result<void> Authenticator::Check(std::string_view authorization, ScopeMas
     return core::MakeError(core::ErrorCode::kForbidden,
                            "the token lacks the scope this route needs");
   }
-  return {};
+  return Caller{known->name, (scopes & kAdminOnly) != 0};
 }
 
 }  // namespace madeira::api

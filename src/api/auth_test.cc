@@ -39,6 +39,23 @@ TEST(AuthTest, ScopeDecides) {
   EXPECT_TRUE(auth.Check("Bearer w-token", kProducerOnly | kWorkerOnly));
 }
 
+// Who called: the token's name, and whether it sees every task or only its own.
+TEST(AuthTest, TheCallerIsTheTokensNameAndOnlyAdminsSeeEveryTask) {
+  Authenticator auth = MakeAuth();
+  auto producer = auth.Check("Bearer p-token", kProducerOnly);
+  ASSERT_TRUE(producer);
+  EXPECT_EQ(producer->name, "orders");
+  EXPECT_FALSE(producer->sees_all);
+  auto admin = auth.Check("Bearer a-token", kProducerOnly);
+  ASSERT_TRUE(admin);
+  EXPECT_EQ(admin->name, "ops");
+  EXPECT_TRUE(admin->sees_all);
+  auto off = Authenticator({}).Check("", kProducerOnly);
+  ASSERT_TRUE(off);
+  EXPECT_EQ(off->name, "");
+  EXPECT_TRUE(off->sees_all);
+}
+
 TEST(AuthTest, AdminMayDoEverythingAndPublicNeedsNoToken) {
   Authenticator auth = MakeAuth();
   EXPECT_TRUE(auth.Check("Bearer a-token", kProducerOnly));

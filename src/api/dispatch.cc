@@ -123,9 +123,10 @@ boost::asio::awaitable<Response> Dispatcher::Handle(Request request) {
     } else {
       route_label = match.route->pattern;
       request.params = std::move(match.params);
-      if (auto allowed = auth_.Check(request.authorization, match.route->scopes); !allowed) {
-        response = ErrorResponse(allowed.error());
+      if (auto caller = auth_.Check(request.authorization, match.route->scopes); !caller) {
+        response = ErrorResponse(caller.error());
       } else {
+        request.caller = std::move(*caller);
         try {
           response = co_await HandlerFor(match.route->id)(ctx_, request);
         } catch (const std::exception& e) {

@@ -12,6 +12,13 @@ namespace madeira::api {
 using QueryParams = std::vector<std::pair<std::string, std::string>>;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+// Who sent a request, once its token is checked.
+struct Caller {
+  std::string name;      // the token's name ([[auth.tokens]] name); "" with auth off
+  bool sees_all = true;  // false for a token without the admin scope: it reads and cancels
+                         // only the tasks submitted under its name (SPEC §3 "read own")
+};
+
 struct Request {
   std::string method;         // "GET", "POST", ...
   std::string target;         // raw request target, e.g. "/v1/tasks?limit=5"
@@ -20,6 +27,7 @@ struct Request {
   std::string body;
   std::vector<std::string> params;  // {id} segments of the matched pattern, in order
   QueryParams query;                // decoded query parameters, in order
+  Caller caller;                    // set by the dispatcher once the token is checked
 };
 
 struct Response {

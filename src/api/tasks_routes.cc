@@ -43,11 +43,25 @@ void AppendOutcome(std::string& out, const SubmitOutcome& o) {
   out += o.kind == SubmitKind::kDuplicate ? R"(,"duplicate":true})" : R"(,"duplicate":false})";
 }
 
-boost::asio::awaitable<Result<Outcomes>> Submit(RouteContext& ctx,
+boost::asio::awaitable<Result<Outcomes>> Submit(RouteContext& ctx, const Request& req,
                                                 std::vector<boost::json::value> envelopes) {
   co_return co_await Await<Outcomes>([&](store::Callback<Outcomes> done) {
-    ctx.engine.Submit(std::move(envelopes), std::move(done));
+    ctx.engine.Submit(std::move(envelopes), req.caller.name, std::move(done));
   });
+}
+
+boost::asio::awaitable<Result<core::Task>> GetTask(RouteContext& ctx, const std::string& id) {
+  co_return co_await Await<core::Task>(
+      [&](store::Callback<core::Task> done) { ctx.engine.Get(id, std::move(done)); });
+}
+
+// A task submitted under another token's name is, to a caller who sees only its own, a task
+// that does not exist: the same 404, so the answer does not tell it is there.
+Result<core::Task> Visible(const Request& req, Result<core::Task> task) {
+  if (task && !req.caller.sees_all && task->spec.owner != req.caller.name) {
+    return core::MakeError(core::ErrorCode::kNotFound, "no task " + task->spec.task_id);
+  }
+  return task;
 }
 
 }  // namespace
@@ -57,7 +71,7 @@ Awaitable HandleSubmit(RouteContext& ctx, const Request& req) {
   if (!envelope) co_return ErrorResponse(envelope.error());
   std::vector<boost::json::value> one;
   one.push_back(std::move(*envelope));
-  Result<Outcomes> outcomes = co_await Submit(ctx, std::move(one));
+  Result<Outcomes> outcomes = co_await Submit(ctx, req, std::move(one));
   if (!outcomes) co_return ErrorResponse(outcomes.error());
   if (outcomes->size() != 1) {
     co_return ErrorResponse(core::MakeError(core::ErrorCode::kInternal, "submit lost its answer"));
@@ -74,7 +88,7 @@ Awaitable HandleSubmitBatch(RouteContext& ctx, const Request& req) {
   Result<std::vector<boost::json::value>> envelopes = DecodeSubmitBatch(req.body);
   if (!envelopes) co_return ErrorResponse(envelopes.error());
   const size_t n = envelopes->size();
-  Result<Outcomes> outcomes = co_await Submit(ctx, std::move(*envelopes));
+  Result<Outcomes> outcomes = co_await Submit(ctx, req, std::move(*envelopes));
   if (!outcomes) co_return ErrorResponse(outcomes.error());
   if (outcomes->size() != n) {
     co_return ErrorResponse(core::MakeError(core::ErrorCode::kInternal, "submit lost answers"));
@@ -100,13 +114,16 @@ Awaitable HandleSubmitBatch(RouteContext& ctx, const Request& req) {
 }
 
 Awaitable HandleGetTask(RouteContext& ctx, const Request& req) {
-  Result<core::Task> task = co_await Await<core::Task>(
-      [&](store::Callback<core::Task> done) { ctx.engine.Get(req.params[0], std::move(done)); });
+  Result<core::Task> task = Visible(req, co_await GetTask(ctx, req.params[0]));
   if (!task) co_return ErrorResponse(task.error());
   co_return JsonResponse(200, TaskJson(*task));
 }
 
 Awaitable HandleTaskAttempts(RouteContext& ctx, const Request& req) {
+  if (!req.caller.sees_all) {
+    Result<core::Task> task = Visible(req, co_await GetTask(ctx, req.params[0]));
+    if (!task) co_return ErrorResponse(task.error());
+  }
   using Attempts = std::vector<core::Attempt>;
   Result<Attempts> attempts = co_await Await<Attempts>(
       [&](store::Callback<Attempts> done) { ctx.engine.Attempts(req.params[0], std::move(done)); });
@@ -120,6 +137,7 @@ Awaitable HandleTaskAttempts(RouteContext& ctx, const Request& req) {
 Awaitable HandleSearchTasks(RouteContext& ctx, const Request& req) {
   Result<store::SearchQuery> query = DecodeSearchQuery(req.query);
   if (!query) co_return ErrorResponse(query.error());
+  if (!req.caller.sees_all) query->owner = req.caller.name;
   Result<store::SearchPage> page =
       co_await Await<store::SearchPage>([&](store::Callback<store::SearchPage> done) {
         ctx.engine.Search(std::move(*query), std::move(done));
@@ -130,6 +148,11 @@ Awaitable HandleSearchTasks(RouteContext& ctx, const Request& req) {
 
 Awaitable HandleCancelTask(RouteContext& ctx, const Request& req) {
   if (Result<void> body = DecodeEmpty(req.body); !body) co_return ErrorResponse(body.error());
+  if (!req.caller.sees_all) {
+    // Looked at first; whose a task is never changes, so the cancel below cancels only it.
+    Result<core::Task> own = Visible(req, co_await GetTask(ctx, req.params[0]));
+    if (!own) co_return ErrorResponse(own.error());
+  }
   Result<core::Task> task = co_await Await<core::Task>(
       [&](store::Callback<core::Task> done) { ctx.engine.Cancel(req.params[0], std::move(done)); });
   if (!task) co_return ErrorResponse(task.error());

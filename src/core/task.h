@@ -39,6 +39,9 @@ struct TaskSpec {
   std::string content_hash;
   // task_id was made by this server (a fresh UUIDv7), not sent: no earlier task holds it.
   bool id_made_here = false;
+  // The name of the API token that submitted it ("" with auth off, or made by Madeira itself):
+  // a producer-only token reads and cancels only the tasks of its name. Not part of the content.
+  std::string owner;
 };
 
 // A task as read back: the spec plus its state.

@@ -23,7 +23,11 @@ void Engine::Stop() { impl_->Stop(); }
 
 void Engine::Submit(std::vector<boost::json::value> envelopes,
                     Callback<std::vector<Result<store::SubmitOutcome>>> done) {
-  impl_->Submit(std::move(envelopes), std::move(done));
+  impl_->Submit(std::move(envelopes), "", std::move(done));
+}
+void Engine::Submit(std::vector<boost::json::value> envelopes, std::string owner,
+                    Callback<std::vector<Result<store::SubmitOutcome>>> done) {
+  impl_->Submit(std::move(envelopes), std::move(owner), std::move(done));
 }
 
 void Engine::Lease(LeaseParams params, Callback<std::vector<store::Lease>> done) {

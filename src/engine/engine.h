@@ -85,8 +85,11 @@ class Engine {
   // Cancels timers and answers parked long-polls with no leases.
   void Stop();
 
-  // Each envelope judged alone (batch submit); one result per envelope, in order.
+  // Each envelope judged alone (batch submit); one result per envelope, in order. `owner`: the
+  // name of the token submitting them (TaskSpec::owner), "" for none.
   void Submit(std::vector<boost::json::value> envelopes,
+              Callback<std::vector<Result<store::SubmitOutcome>>> done);
+  void Submit(std::vector<boost::json::value> envelopes, std::string owner,
               Callback<std::vector<Result<store::SubmitOutcome>>> done);
 
   // Long-polls up to wait_ms when nothing is ready; answers as soon as a task becomes ready.

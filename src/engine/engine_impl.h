@@ -54,7 +54,7 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
     });
   }
 
-  void Submit(std::vector<boost::json::value> envelopes,
+  void Submit(std::vector<boost::json::value> envelopes, std::string owner,
               Callback<std::vector<Result<store::SubmitOutcome>>> done);
   void Lease(LeaseParams params, Callback<std::vector<store::Lease>> done) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(params.wait_ms);
@@ -107,14 +107,15 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
   void ArmNoLaterThan(Millis due);
   void OnTimer();
   using SubmitSlot = std::optional<Result<store::SubmitOutcome>>;
-  void Submit(std::vector<boost::json::value> envelopes, int schema_retries,
+  void Submit(std::vector<boost::json::value> envelopes, std::string owner, int schema_retries,
               Callback<std::vector<Result<store::SubmitOutcome>>> done);
   // The envelopes at `stale` were validated against schemas another process has changed since:
   // reads the schemas, then submits those again (into their slots), at most `schema_retries`
   // more times; then finish().
   void SubmitAgain(std::vector<size_t> stale,
-                   std::shared_ptr<std::vector<boost::json::value>> envelopes, int schema_retries,
-                   std::shared_ptr<std::vector<SubmitSlot>> slots, std::function<void()> finish);
+                   std::shared_ptr<std::vector<boost::json::value>> envelopes, std::string owner,
+                   int schema_retries, std::shared_ptr<std::vector<SubmitSlot>> slots,
+                   std::function<void()> finish);
 
   // ---- schemas (engine_schemas.cc) ----
   // Reads the stored schema set and loads it: the schemas that differ from what this process

@@ -35,12 +35,13 @@ void Engine::Impl::Start(Callback<Unit> done) {
 
 // ---- submit ----
 
-void Engine::Impl::Submit(std::vector<boost::json::value> envelopes,
+void Engine::Impl::Submit(std::vector<boost::json::value> envelopes, std::string owner,
                           Callback<std::vector<Result<store::SubmitOutcome>>> done) {
-  Submit(std::move(envelopes), kStaleSchemaRetries, std::move(done));
+  Submit(std::move(envelopes), std::move(owner), kStaleSchemaRetries, std::move(done));
 }
 
-void Engine::Impl::Submit(std::vector<boost::json::value> envelopes, int schema_retries,
+void Engine::Impl::Submit(std::vector<boost::json::value> envelopes, std::string owner,
+                          int schema_retries,
                           Callback<std::vector<Result<store::SubmitOutcome>>> done) {
   const Millis now = clock_.Now();
   // Before validating: a set loaded meanwhile is newer than the version the store checks.
@@ -61,6 +62,7 @@ void Engine::Impl::Submit(std::vector<boost::json::value> envelopes, int schema_
       (*slots)[i] = valid.error();
       continue;
     }
+    spec->owner = owner;
     specs.push_back(std::move(*spec));
     positions.push_back(i);
   }
@@ -84,7 +86,7 @@ void Engine::Impl::Submit(std::vector<boost::json::value> envelopes, int schema_
   store_.SubmitValidated(
       std::move(specs), now, std::move(schemas_version),
       [self = shared_from_this(), slots, positions = std::move(positions), meta = std::move(meta),
-       now, finish, kept,
+       now, finish, kept, owner = std::move(owner),
        schema_retries](Result<std::vector<store::SubmitOutcome>> outcomes) mutable {
         std::vector<CreatedTask> created;
         created.reserve(positions.size());
@@ -111,14 +113,15 @@ void Engine::Impl::Submit(std::vector<boost::json::value> envelopes, int schema_
         }
         self->OnCreated(created, now);
         if (stale.empty()) return finish();
-        self->SubmitAgain(std::move(stale), std::move(kept), schema_retries, slots,
-                          std::move(finish));
+        self->SubmitAgain(std::move(stale), std::move(kept), std::move(owner), schema_retries,
+                          slots, std::move(finish));
       });
 }
 
 void Engine::Impl::SubmitAgain(std::vector<size_t> stale,
                                std::shared_ptr<std::vector<boost::json::value>> envelopes,
-                               int schema_retries, std::shared_ptr<std::vector<SubmitSlot>> slots,
+                               std::string owner, int schema_retries,
+                               std::shared_ptr<std::vector<SubmitSlot>> slots,
                                std::function<void()> finish) {
   if (schema_retries == 0 || !envelopes) {
     for (size_t i : stale) {
@@ -131,10 +134,11 @@ void Engine::Impl::SubmitAgain(std::vector<size_t> stale,
   again.reserve(stale.size());
   for (size_t i : stale) again.push_back(std::move((*envelopes)[i]));
   ReadSchemas([self = shared_from_this(), stale = std::move(stale), again = std::move(again),
-               schema_retries, slots, finish = std::move(finish)](Result<Unit>) mutable {
+               owner = std::move(owner), schema_retries, slots,
+               finish = std::move(finish)](Result<Unit>) mutable {
     // A failed read leaves the set as it was: the store answers the submit (stale again, or
     // unavailable) and the retries stay bounded.
-    self->Submit(std::move(again), schema_retries - 1,
+    self->Submit(std::move(again), std::move(owner), schema_retries - 1,
                  [stale = std::move(stale), slots, finish = std::move(finish)](
                      Result<std::vector<Result<store::SubmitOutcome>>> outcomes) {
                    for (size_t k = 0; k < stale.size(); ++k) {

@@ -127,6 +127,7 @@ struct SearchQuery {
   std::optional<std::string> queue;
   std::optional<std::string> task_type;
   std::optional<std::string> trace_id;
+  std::optional<std::string> owner;  // submitted by the tokens of this name (TaskSpec::owner)
   std::optional<Millis> dead_since;  // with status dead: died at or after
   int limit = 50;
   std::optional<int64_t> cursor;  // seq to continue below (newest first)

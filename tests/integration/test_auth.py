@@ -10,6 +10,7 @@ from client import Api, envelope, uid
 from conftest import madeira_bin
 
 PRODUCER, WORKER, ADMIN = "producer-tok-5f1e", "worker-tok-77aa", "admin-tok-c0de"
+OTHER_PRODUCER, ORDERS_ROTATED = "billing-tok-9b3c", "orders-tok-next-1a2b"
 WRONG = "wrong-tok-dead"
 
 CONFIG = """
@@ -27,7 +28,18 @@ scopes = ["worker"]
 name = "ops"
 token_sha256 = "%s"
 scopes = ["admin"]
-""" % (PRODUCER, WORKER, hashlib.sha256(ADMIN.encode()).hexdigest())
+
+[[auth.tokens]]
+name = "billing"
+token = "%s"
+scopes = ["producer"]
+
+[[auth.tokens]]
+name = "orders"
+token = "%s"
+scopes = ["producer"]
+""" % (PRODUCER, WORKER, hashlib.sha256(ADMIN.encode()).hexdigest(), OTHER_PRODUCER,
+       ORDERS_ROTATED)
 
 
 @pytest.fixture
@@ -102,3 +114,34 @@ def test_redis_pg_without_urls_names_the_missing_one(binary, tmp_path):
                        capture_output=True, timeout=10, text=True)
     assert p.returncode == 2, p
     assert "redis url: not set" in p.stderr, p.stderr
+
+
+def test_a_producer_reads_and_cancels_only_its_own_tasks(secured):
+    """SPEC §3: producer = submit, cancel, read own. Own = submitted under the token's name, so a
+    rotated token of the same name keeps its tasks; another producer's are not there at all."""
+    orders, billing, admin = (Api(secured.port, t) for t in (PRODUCER, OTHER_PRODUCER, ADMIN))
+    rotated = Api(secured.port, ORDERS_ROTATED)
+    trace = uid("own")
+    tid = orders.submit_ok(envelope("own", trace_id=trace))
+    for path in ("/v1/tasks/" + tid, "/v1/tasks/" + tid + "/attempts"):
+        r = billing.get(path)
+        assert r.status == 404 and r.code == "not_found", (path, r)
+    r = billing.post("/v1/tasks/%s/cancel" % tid, None)
+    assert r.status == 404 and r.code == "not_found", r
+    assert orders.task(tid)["status"] == "pending", "another producer's cancel changed nothing"
+    r = billing.get("/v1/tasks?trace_id=" + trace)
+    assert r.status == 200 and r.json["tasks"] == [], r.json
+    mine = billing.submit_ok(envelope("own", trace_id=trace))
+    r = billing.get("/v1/tasks?trace_id=" + trace)
+    assert [t["task_id"] for t in r.json["tasks"]] == [mine], r.json
+    # The same name, another token: the same owner.
+    assert rotated.task(tid)["status"] == "pending"
+    assert rotated.get("/v1/tasks/%s/attempts" % tid).status == 200
+    r = rotated.get("/v1/tasks?trace_id=" + trace)
+    assert [t["task_id"] for t in r.json["tasks"]] == [tid], r.json
+    # An admin sees and cancels anyone's.
+    r = admin.get("/v1/tasks?trace_id=" + trace)
+    assert sorted(t["task_id"] for t in r.json["tasks"]) == sorted([tid, mine]), r.json
+    assert admin.post("/v1/tasks/%s/cancel" % mine, None).status == 200
+    assert orders.post("/v1/tasks/%s/cancel" % tid, None).status == 200
+    assert admin.task(tid)["status"] == "cancelled"

@@ -136,6 +136,7 @@ TEST_P(StoreConformance, SearchFiltersAndPagesNewestFirst) {
     s.queue = i % 2 == 0 ? "even" : "odd";
     s.task_type = i % 3 == 0 ? "three" : "other";
     s.trace_id = i < 5 ? "trace-low" : "trace-" + std::to_string(i);
+    s.owner = i % 5 == 0 ? "billing" : "orders";
     specs.push_back(s);
   }
   SubmitAll(specs);
@@ -168,6 +169,14 @@ TEST_P(StoreConformance, SearchFiltersAndPagesNewestFirst) {
   SearchQuery by_trace;
   by_trace.trace_id = "trace-low";
   EXPECT_EQ(search(by_trace).tasks.size(), 5u);
+  SearchQuery by_owner;  // i in {0, 5, 10, 15, 20}
+  by_owner.owner = "billing";
+  auto billing = search(by_owner);
+  ASSERT_EQ(billing.tasks.size(), 5u);
+  EXPECT_EQ(billing.tasks.front().spec.task_id, "s20");
+  for (const auto& t : billing.tasks) EXPECT_EQ(t.spec.owner, "billing");
+  by_owner.trace_id = "trace-low";  // s0 only
+  ASSERT_EQ(search(by_owner).tasks.size(), 1u);
 
   // Status and the time of death.
   MakeDead("s0", kT0 + 10);

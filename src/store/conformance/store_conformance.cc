@@ -149,6 +149,7 @@ TEST_P(StoreConformance, SubmitThenGetRoundTripsEveryField) {
   s.trace_id = "trace-7a8b9c";
   s.idempotency_key = "order.close:202509110001";
   s.content_hash = "abc123";
+  s.owner = "orders-service";
   SubmitOutcome out = SubmitOne(s);
   EXPECT_EQ(out.kind, SubmitKind::kCreated);
   EXPECT_EQ(out.task_id, "a");
@@ -167,6 +168,7 @@ TEST_P(StoreConformance, SubmitThenGetRoundTripsEveryField) {
   EXPECT_EQ(t.spec.trace_id, s.trace_id);
   EXPECT_EQ(t.spec.idempotency_key, s.idempotency_key);
   EXPECT_EQ(t.spec.content_hash, s.content_hash);
+  EXPECT_EQ(t.spec.owner, s.owner);
   EXPECT_EQ(t.status, TaskStatus::kPending);
   EXPECT_EQ(t.retry_count, 0);
   EXPECT_EQ(t.attempts, 0);
@@ -182,6 +184,14 @@ TEST_P(StoreConformance, SubmitThenGetRoundTripsEveryField) {
 
   SubmitOne(Spec("b"));
   EXPECT_FALSE(Get("b").spec.idempotency_key);
+  EXPECT_EQ(Get("b").spec.owner, "");
+  // Whose it is stays with the task once it ended (read from the record, on a shared store).
+  auto batch = LeaseFrom({"orders"}, 1);
+  ASSERT_EQ(batch.leases.size(), 1u);
+  EXPECT_EQ(batch.leases[0].task.spec.owner, s.owner);
+  ASSERT_TRUE(Ack(batch.leases[0].lease_id, kT0 + 1));
+  EXPECT_EQ(Get("a").status, TaskStatus::kSucceeded);
+  EXPECT_EQ(Get("a").spec.owner, s.owner);
   EXPECT_GT(Get("b").seq, t.seq);
   EXPECT_EQ(TryGet("nope").error().code, core::ErrorCode::kNotFound);
 }

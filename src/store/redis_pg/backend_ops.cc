@@ -128,6 +128,7 @@ Result<SearchPage> Backend::Search(const SearchQuery& query) {
   if (query.queue) add("queue =", *query.queue);
   if (query.task_type) add("task_type =", *query.task_type);
   if (query.trace_id) add("trace_id =", *query.trace_id);
+  if (query.owner) add("owner =", *query.owner);
   if (query.dead_since) add("updated_at >=", Num(*query.dead_since));
   if (query.cursor) add("seq <", Num(*query.cursor));
   sql += " ORDER BY seq DESC LIMIT " + std::to_string(limit + 1);

@@ -101,6 +101,10 @@ CREATE INDEX events_seq ON events(seq);
 CREATE INDEX events_event_id ON events(event_id, received_at);
 CREATE INDEX events_received ON events(received_at);
 )SQL",
+      // 5: the name of the token that submitted a task (TaskSpec::owner); '' before.
+      R"SQL(
+ALTER TABLE tasks ADD COLUMN owner text NOT NULL DEFAULT '';
+)SQL",
   };
   return migrations;
 }

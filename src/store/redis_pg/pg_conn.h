@@ -109,7 +109,7 @@ class PgConn {
 };
 
 // The schema version this build writes; an older one is migrated, a newer one refused.
-inline constexpr int kPgSchemaVersion = 4;
+inline constexpr int kPgSchemaVersion = 5;
 
 // Creates the schema when missing and applies migrations up to kPgSchemaVersion, under an
 // advisory lock so concurrent starts do it once. Throws PgError (also for a newer schema).

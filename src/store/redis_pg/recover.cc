@@ -73,6 +73,7 @@ void AppendRestoreArgs(std::vector<std::string>& args, const core::Task& recorde
   Field(f, n, "trace", t.spec.trace_id);
   if (t.spec.idempotency_key) Field(f, n, "ikey", *t.spec.idempotency_key);
   Field(f, n, "chash", t.spec.content_hash);
+  if (!t.spec.owner.empty()) Field(f, n, "owner", t.spec.owner);
   Field(f, n, "status", std::string(core::TaskStatusName(t.status)));
   Field(f, n, "retry", Num(t.retry_count));
   Field(f, n, "attempts", Num(t.attempts));

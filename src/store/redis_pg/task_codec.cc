@@ -76,6 +76,7 @@ enum TaskColumn : size_t {
   kDeduplicated,
   kFastRetriesUsed,
   kInFastRetry,
+  kOwner,
   kTaskColumnCount
 };
 constexpr std::array<const char*, kTaskColumnCount> kTaskColumnNames = {
@@ -104,7 +105,8 @@ constexpr std::array<const char*, kTaskColumnCount> kTaskColumnNames = {
     "result",
     "deduplicated",
     "fast_retries_used",
-    "in_fast_retry"};
+    "in_fast_retry",
+    "owner"};
 // The task columns that change after creation (state rows), in their COPY order.
 constexpr std::array<TaskColumn, 12> kStateColumns = {
     kTaskId,        kVer,       kStatusColumn, kRetryCount,   kAttempts,        kUpdatedAt,
@@ -173,6 +175,7 @@ Row FullRow(const Fields& f, int64_t ver) {
   row[kIdempotencyKey] = Maybe(f, "ikey");
   row[kContentHash] = Need(f, "chash");
   row[kCreatedAt] = NeedInt(f, "created");
+  row[kOwner] = Maybe(f, "owner").value_or("");
   ApplyState(row, f, ver);
   return row;
 }
@@ -244,6 +247,7 @@ std::string PackedSpec(const core::TaskSpec& t, core::Millis now) {
   AppendPair(out, "trace", t.trace_id);
   if (t.idempotency_key) AppendPair(out, "ikey", *t.idempotency_key);
   AppendPair(out, "chash", t.content_hash);
+  if (!t.owner.empty()) AppendPair(out, "owner", t.owner);
   AppendPair(out, "created", at);
   AppendPair(out, "updated", at);
   AppendPair(out, "next", sched);
@@ -364,6 +368,7 @@ LiveTask TaskFromFields(const Fields& f) {
   t.spec.trace_id = Need(f, "trace");
   t.spec.idempotency_key = Maybe(f, "ikey");
   t.spec.content_hash = Need(f, "chash");
+  t.spec.owner = Maybe(f, "owner").value_or("");
   t.status = Status(Need(f, "status"));
   t.retry_count = static_cast<int>(NumOr(f, "retry", 0));
   t.attempts = static_cast<int>(NumOr(f, "attempts", 0));
@@ -445,6 +450,7 @@ core::Task TaskFromRow(const PgResult& r, int row) {
   t.deduplicated = r.Text(row, kDeduplicated) == "t";
   t.fast_retries_used = static_cast<int>(r.Int(row, kFastRetriesUsed));
   t.in_fast_retry = r.Text(row, kInFastRetry) == "t";
+  t.spec.owner = r.Text(row, kOwner);
   return t;
 }
 

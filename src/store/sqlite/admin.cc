@@ -178,6 +178,7 @@ Result<SearchPage> TaskTable::Search(const SearchQuery& query) {
   if (query.queue) sql += " AND queue = ?";
   if (query.task_type) sql += " AND task_type = ?";
   if (query.trace_id) sql += " AND trace_id = ?";
+  if (query.owner) sql += " AND owner = ?";
   if (query.dead_since) sql += " AND updated_at >= ?";
   if (query.cursor) sql += " AND seq < ?";
   sql += " ORDER BY seq DESC LIMIT ?";
@@ -187,6 +188,7 @@ Result<SearchPage> TaskTable::Search(const SearchQuery& query) {
   if (query.queue) q.BindAt(++i, *query.queue);
   if (query.task_type) q.BindAt(++i, *query.task_type);
   if (query.trace_id) q.BindAt(++i, *query.trace_id);
+  if (query.owner) q.BindAt(++i, *query.owner);
   if (query.dead_since) q.BindAt(++i, *query.dead_since);
   if (query.cursor) q.BindAt(++i, *query.cursor);
   q.BindAt(++i, limit + 1);  // one more than asked: tells whether another page exists

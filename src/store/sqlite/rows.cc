@@ -77,6 +77,7 @@ TaskRow ReadTaskRow(const Query& q) {
   row.lease_deadline = q.OptInt(26);
   row.attempt_started_at = q.OptInt(27);
   row.attempt_worker = q.OptText(28);
+  s.owner = q.Text(29);
   return row;
 }
 

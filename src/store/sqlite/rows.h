@@ -18,7 +18,7 @@ namespace madeira::store::sqlite {
   "max_retries, priority, trace_id, idempotency_key, content_hash, status, retry_count, " \
   "attempts, created_at, updated_at, next_attempt_at, last_error, result, deduplicated, " \
   "fast_retries_used, in_fast_retry, lease_id, fencing_token, lease_deadline, "           \
-  "attempt_started_at, attempt_worker"
+  "attempt_started_at, attempt_worker, owner"
 
 // A task plus the lease state the engine never sees directly.
 struct TaskRow {

@@ -6,7 +6,7 @@ namespace madeira::store::sqlite {
 
 namespace {
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 // Times are INTEGER ms since the epoch; status is the wire name so the file reads well in the
 // sqlite3 shell. seq (the rowid) is submit order: FIFO tie-break and search cursor.
@@ -149,6 +149,11 @@ CREATE TABLE event_deliveries(
 ) WITHOUT ROWID;
 )sql";
 
+// v4: the name of the token that submitted a task (TaskSpec::owner); "" for tasks from before.
+constexpr const char* kMigrateV4 = R"sql(
+ALTER TABLE tasks ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 void PrepareDatabase(Db& db, int64_t cache_kib) {
@@ -175,6 +180,7 @@ void PrepareDatabase(Db& db, int64_t cache_kib) {
     if (version < 1) db.Exec(kSchemaV1);
     if (version < 2) db.Exec(kMigrateV2);
     if (version < 3) db.Exec(kMigrateV3);
+    if (version < 4) db.Exec(kMigrateV4);
     db.Exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     db.Exec("COMMIT");
   } catch (const DbError&) {

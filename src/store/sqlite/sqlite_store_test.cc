@@ -52,8 +52,11 @@ void RawExec(const std::filesystem::path& db, const std::string& sql) {
   sqlite3_close(handle);
 }
 
+// Turns a current file back into a v3 one (before tasks named their owner).
+constexpr const char* kUndoV4 = "ALTER TABLE tasks DROP COLUMN owner; PRAGMA user_version = 3;";
 // Turns a current file back into a v2 one (before endpoints and events).
 constexpr const char* kUndoV3 =
+    "ALTER TABLE tasks DROP COLUMN owner;"
     "DROP TABLE event_deliveries; DROP TABLE events; DROP TABLE endpoints;"
     "PRAGMA user_version = 2;";
 
@@ -69,22 +72,26 @@ core::TaskSpec OneTask() {
   return spec;
 }
 
+// A fresh data dir `name` under the temp dir whose file holds `spec` (submitted at kT0), closed
+// again: what an older Madeira left, once a test has undone the later migrations in it.
+std::filesystem::path DataDirHolding(const std::string& name, const core::TaskSpec& spec) {
+  auto dir = std::filesystem::temp_directory_path() / name;
+  std::filesystem::remove_all(dir);
+  auto store = OpenForTest(dir.string());
+  if (store == nullptr) return dir;  // OpenForTest has failed the test
+  EXPECT_TRUE((testing::Await<std::vector<SubmitOutcome>>(
+      [&](auto done) { store->Submit({spec}, testing::kT0, done); })));
+  store->Close();
+  return dir;
+}
+
 // A v1 file (open attempt rows, lease ids without a seq, the lease_id index) whose task was
 // running when Madeira was upgraded: after the migration the old lease still acks, and the
 // attempt log shows the attempt open, then finished, with its worker.
 TEST(SqliteStore, MigratesAV1FileWithARunningTask) {
   using testing::Await;
   using testing::kT0;
-  auto dir = std::filesystem::temp_directory_path() / "madeira_sqlite_migrate_v1";
-  std::filesystem::remove_all(dir);
-  {
-    auto store = OpenForTest(dir.string());
-    ASSERT_NE(store, nullptr);
-    core::TaskSpec spec = OneTask();
-    ASSERT_TRUE(
-        (Await<std::vector<SubmitOutcome>>([&](auto done) { store->Submit({spec}, kT0, done); })));
-    store->Close();
-  }
+  auto dir = DataDirHolding("madeira_sqlite_migrate_v1", OneTask());
   const std::string legacy_lease = "0123456789abcdef0123456789abcdef";
   RawExec(dir / "madeira.db",
           std::string(kUndoV3) + "UPDATE tasks SET status = 'running', lease_id = '" +
@@ -123,22 +130,36 @@ TEST(SqliteStore, MigratesAV1FileWithARunningTask) {
   std::filesystem::remove_all(dir);
 }
 
+// A v3 file's tasks have no owner: admins see them; new ones keep the name they are given.
+TEST(SqliteStore, MigratesAV3FileToOwnedTasks) {
+  using testing::Await;
+  using testing::kT0;
+  auto dir = DataDirHolding("madeira_sqlite_migrate_v3", OneTask());
+  RawExec(dir / "madeira.db", kUndoV4);
+  auto store = OpenForTest(dir.string());
+  ASSERT_NE(store, nullptr);
+  auto old = Await<core::Task>([&](auto done) { store->Get("a", done); });
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->spec.owner, "");  // submitted before tasks had one: seen only by admins
+  core::TaskSpec owned = OneTask();
+  owned.task_id = "b";
+  owned.owner = "orders";
+  ASSERT_TRUE(
+      (Await<std::vector<SubmitOutcome>>([&](auto done) { store->Submit({owned}, kT0, done); })));
+  EXPECT_EQ(Await<core::Task>([&](auto done) { store->Get("b", done); }).value().spec.owner,
+            "orders");
+  store->Close();
+  std::filesystem::remove_all(dir);
+}
+
 // A v2 file keeps its tasks through the migration and then takes endpoints and events, whose
 // deliveries queue behind the tasks it already had.
 TEST(SqliteStore, MigratesAV2FileToWebhooks) {
   using testing::Await;
   using testing::kT0;
-  auto dir = std::filesystem::temp_directory_path() / "madeira_sqlite_migrate_v2";
-  std::filesystem::remove_all(dir);
   core::TaskSpec old_task = OneTask();
   old_task.queue = "webhook:ep_1";
-  {
-    auto store = OpenForTest(dir.string());
-    ASSERT_NE(store, nullptr);
-    ASSERT_TRUE((Await<std::vector<SubmitOutcome>>(
-        [&](auto done) { store->Submit({old_task}, kT0, done); })));
-    store->Close();
-  }
+  auto dir = DataDirHolding("madeira_sqlite_migrate_v2", old_task);
   RawExec(dir / "madeira.db", kUndoV3);
   auto store = OpenForTest(dir.string());
   ASSERT_NE(store, nullptr);

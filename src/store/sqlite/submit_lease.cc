@@ -33,7 +33,7 @@ bool TypeAllowed(const LeaseRequest& request, const std::string& type, int versi
   return std::find(it->second.begin(), it->second.end(), version) != it->second.end();
 }
 
-constexpr size_t kInsertColumns = 17;
+constexpr size_t kInsertColumns = 18;
 
 // Batches are inserted this many rows per statement (and the rest by the next size down): one
 // execution of a many-row INSERT opens its cursors and resets once instead of once per task.
@@ -58,7 +58,7 @@ const char* InsertSql(size_t rows) {
       text =
           "INSERT INTO tasks(task_id, task_type, queue, payload_version, payload, "
           "schedule_time, timeout_ms, max_retries, priority, trace_id, idempotency_key, "
-          "content_hash, status, created_at, updated_at, next_attempt_at, ready_at) VALUES ";
+          "content_hash, status, created_at, updated_at, next_attempt_at, ready_at, owner) VALUES ";
       for (size_t r = 0; r < kInsertRows[i]; ++r) {
         text += r == 0 ? "(" : ", (";
         for (size_t c = 0; c < kInsertColumns; ++c) text += c == 0 ? "?" : ", ?";
@@ -106,7 +106,8 @@ Result<std::vector<SubmitOutcome>> TaskTable::Submit(const std::vector<core::Tas
           .BindAt(at + 14, now)
           .BindAt(at + 15, now)
           .BindAt(at + 16, spec.schedule_time)
-          .BindAt(at + 17, spec.schedule_time);
+          .BindAt(at + 17, spec.schedule_time)
+          .BindAt(at + 18, spec.owner);
     }
     const int added = insert.Run();
     const bool all_new = static_cast<size_t>(added) == rows;
@@ -156,7 +157,7 @@ Result<LeaseBatch> TaskTable::Lease(const LeaseRequest& request) {
   for (const std::string& queue : queues) {
     size_t found = 0;
     // Columns as MADEIRA_TASK_COLUMNS (seq 0, task_id 1, task_type 2, payload_version 4,
-    // idempotency_key 11), then ready_at (29).
+    // idempotency_key 11), then ready_at (30).
     Query walk = db_.Prepare("SELECT " MADEIRA_TASK_COLUMNS
                              ", ready_at FROM tasks INDEXED BY tasks_ready "
                              "WHERE status = 'pending' AND queue = ? "
@@ -181,7 +182,7 @@ Result<LeaseBatch> TaskTable::Lease(const LeaseRequest& request) {
         }
         keys_taken.insert(std::move(*key));
       }
-      chosen.push_back(Candidate{ReadTaskRow(walk), walk.Int(29), queue});
+      chosen.push_back(Candidate{ReadTaskRow(walk), walk.Int(30), queue});
       ++found;
     }
   }
