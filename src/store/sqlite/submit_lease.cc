@@ -37,7 +37,7 @@ constexpr size_t kInsertColumns = 18;
 
 // Batches are inserted this many rows per statement (and the rest by the next size down): one
 // execution of a many-row INSERT opens its cursors and resets once instead of once per task.
-// 48 rows bind 816 parameters, under the 999 that SQLite before 3.32 allowed by default.
+// 48 rows bind 864 parameters, under the 999 that SQLite before 3.32 allowed by default.
 constexpr std::array<size_t, 4> kInsertRows = {48, 16, 4, 1};
 static_assert(kInsertRows[0] * kInsertColumns <= 999);
 
