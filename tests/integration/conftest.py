@@ -147,15 +147,15 @@ class Server:
         with open(self.stderr_path, "rb") as f:
             return f.read().decode(errors="replace")
 
-    def terminate(self, timeout=10.0):
-        """SIGTERM and wait; returns (exit code, seconds taken)."""
+    def terminate(self, timeout=10.0, sig=signal.SIGTERM):
+        """Sends `sig` (SIGTERM) and waits; returns (exit code, seconds taken)."""
         t0 = time.monotonic()
-        self.proc.send_signal(signal.SIGTERM)
+        self.proc.send_signal(sig)
         try:
             rc = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.kill()
-            raise AssertionError("madeira did not exit within %ss of SIGTERM" % timeout)
+            raise AssertionError("madeira did not exit within %ss of %s" % (timeout, sig.name))
         return rc, time.monotonic() - t0
 
     def kill(self):

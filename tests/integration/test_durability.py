@@ -1,5 +1,7 @@
-"""Accepted means durable (SPEC §4): kill -9 loses no acknowledged task; SIGTERM exits 0 in 10 s."""
+"""Accepted means durable (SPEC §4): kill -9 loses no acknowledged task; SIGTERM and SIGINT
+exit 0 within 10 s."""
 
+import signal
 import threading
 import time
 
@@ -67,3 +69,15 @@ def test_sigterm_with_parked_long_poll(start_server):
     time.sleep(0.3)
     rc, took = server.terminate(timeout=10)
     assert rc == 0 and took < 10, (rc, took)
+
+
+def test_sigint_stops_like_sigterm(start_server, tmp_path):
+    """Ctrl-C in a terminal: exit 0 within 10 s, a task accepted before it still there."""
+    data = tmp_path / "int"
+    server = start_server(data_dir=data)
+    tid = Api(server.port).submit_ok(envelope("int"))
+    rc, took = server.terminate(timeout=10, sig=signal.SIGINT)
+    assert rc == 0 and took < 10, (rc, took)
+    assert '"signal":"SIGINT"' in server.stderr(), server.stderr()[-2000:]
+    again = start_server(data_dir=data)
+    assert Api(again.port).task(tid)["status"] == "pending"
