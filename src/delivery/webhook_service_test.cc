@@ -20,6 +20,7 @@
 
 #include "delivery/source_signature.h"
 #include "delivery/standard_webhooks.h"
+#include "store/conformance/forwarding_store.h"
 #include "store/conformance/sync.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -37,10 +38,10 @@ using store::testing::Await;
 // The SQLite store as if other processes shared it: forwards everything, keeps the change
 // handler for the test to call (as the redis-pg store does on another process's message), and
 // can hold this process's endpoint writes to order them against a reload.
-class SharedStoreFake final : public store::Store {
+class SharedStoreFake final : public store::testing::ForwardingStore {
  public:
   using Callback0 = std::function<void()>;
-  explicit SharedStoreFake(store::Store& inner) : inner_(inner) {}
+  using ForwardingStore::ForwardingStore;
 
   // Another process changed the endpoints: what the shared store tells its handler.
   void AnnounceChange() {
@@ -70,91 +71,12 @@ class SharedStoreFake final : public store::Store {
     handler_ = std::move(handler);
   }
   void PutEndpoint(store::EndpointRecord endpoint, store::Callback<Unit> done) override {
-    Forward([=, this] { inner_.PutEndpoint(endpoint, done); });
+    Forward([=, this] { inner().PutEndpoint(endpoint, done); });
   }
   void DeleteEndpoint(std::string id, store::Callback<Unit> done) override {
-    Forward([=, this] { inner_.DeleteEndpoint(id, done); });
+    Forward([=, this] { inner().DeleteEndpoint(id, done); });
   }
-
-  // The rest as the inner store does it.
-  void Submit(std::vector<core::TaskSpec> t, core::Millis now,
-              store::Callback<std::vector<store::SubmitOutcome>> done) override {
-    inner_.Submit(std::move(t), now, std::move(done));
-  }
-  void Lease(store::LeaseRequest r, store::Callback<store::LeaseBatch> done) override {
-    inner_.Lease(std::move(r), std::move(done));
-  }
-  void Ack(store::AckRequest r, store::Callback<store::AttemptReport> done) override {
-    inner_.Ack(std::move(r), std::move(done));
-  }
-  void Fail(store::FailRequest r, store::RetryDecider d,
-            store::Callback<store::AttemptReport> done) override {
-    inner_.Fail(std::move(r), std::move(d), std::move(done));
-  }
-  void Extend(store::ExtendRequest r, store::Callback<core::Millis> done) override {
-    inner_.Extend(std::move(r), std::move(done));
-  }
-  void ExpireLeases(core::Millis now, store::RetryDecider d,
-                    store::Callback<std::vector<store::AttemptReport>> done) override {
-    inner_.ExpireLeases(now, std::move(d), std::move(done));
-  }
-  void PromoteDue(core::Millis now, store::Callback<std::vector<std::string>> done) override {
-    inner_.PromoteDue(now, std::move(done));
-  }
-  void NextWakeup(store::Callback<std::optional<core::Millis>> done) override {
-    inner_.NextWakeup(std::move(done));
-  }
-  void Cancel(std::string id, core::Millis now, store::Callback<core::Task> done) override {
-    inner_.Cancel(std::move(id), now, std::move(done));
-  }
-  void Replay(store::DeadSelector s, store::ReplayEdits e, store::ReplayCheck c, core::Millis now,
-              store::Callback<std::vector<core::Task>> done) override {
-    inner_.Replay(std::move(s), std::move(e), std::move(c), now, std::move(done));
-  }
-  void CancelDead(store::DeadSelector s, core::Millis now, store::Callback<int64_t> done) override {
-    inner_.CancelDead(std::move(s), now, std::move(done));
-  }
-  void Get(std::string id, store::Callback<core::Task> done) override {
-    inner_.Get(std::move(id), std::move(done));
-  }
-  void Attempts(std::string id, store::Callback<std::vector<core::Attempt>> done) override {
-    inner_.Attempts(std::move(id), std::move(done));
-  }
-  void Search(store::SearchQuery q, store::Callback<store::SearchPage> done) override {
-    inner_.Search(std::move(q), std::move(done));
-  }
-  void Depths(store::Callback<std::vector<store::DepthRow>> done) override {
-    inner_.Depths(std::move(done));
-  }
-  void PutSchema(store::SchemaRecord s, store::Callback<Unit> done) override {
-    inner_.PutSchema(std::move(s), std::move(done));
-  }
-  void GetSchema(std::string t, int v, store::Callback<store::SchemaRecord> done) override {
-    inner_.GetSchema(std::move(t), v, std::move(done));
-  }
-  void ListSchemas(store::Callback<std::vector<store::SchemaRecord>> done) override {
-    inner_.ListSchemas(std::move(done));
-  }
-  void GetEndpoint(std::string id, store::Callback<store::EndpointRecord> done) override {
-    inner_.GetEndpoint(std::move(id), std::move(done));
-  }
-  void ListEndpoints(store::Callback<std::vector<store::EndpointRecord>> done) override {
-    inner_.ListEndpoints(std::move(done));
-  }
-  void SubmitEvent(store::EventRecord e, std::vector<store::NewDelivery> d, core::Millis now,
-                   store::Callback<store::EventSubmitOutcome> done) override {
-    inner_.SubmitEvent(std::move(e), std::move(d), now, std::move(done));
-  }
-  void AddDeliveries(std::string source, std::string id, std::vector<store::NewDelivery> d,
-                     core::Millis now, store::Callback<store::StoredEvent> done) override {
-    inner_.AddDeliveries(std::move(source), std::move(id), std::move(d), now, std::move(done));
-  }
-  void GetEvent(std::string id, std::optional<std::string> source,
-                store::Callback<store::StoredEvent> done) override {
-    inner_.GetEvent(std::move(id), std::move(source), std::move(done));
-  }
-  void Ping(store::Callback<Unit> done) override { inner_.Ping(std::move(done)); }
-  void Close() override {}
+  void Close() override {}  // the test closes the inner store itself
 
  private:
   void Forward(Callback0 run) {
@@ -165,7 +87,6 @@ class SharedStoreFake final : public store::Store {
     run();
   }
 
-  store::Store& inner_;
   std::mutex mu_;
   bool hold_ = false;
   std::vector<Callback0> held_;
