@@ -21,10 +21,6 @@ const EngineConfig& Engine::config() const { return impl_->config(); }
 void Engine::Start(Callback<Unit> done) { impl_->Start(std::move(done)); }
 void Engine::Stop() { impl_->Stop(); }
 
-void Engine::Submit(std::vector<boost::json::value> envelopes,
-                    Callback<std::vector<Result<store::SubmitOutcome>>> done) {
-  impl_->Submit(std::move(envelopes), "", std::move(done));
-}
 void Engine::Submit(std::vector<boost::json::value> envelopes, std::string owner,
                     Callback<std::vector<Result<store::SubmitOutcome>>> done) {
   impl_->Submit(std::move(envelopes), std::move(owner), std::move(done));

@@ -87,8 +87,6 @@ class Engine {
 
   // Each envelope judged alone (batch submit); one result per envelope, in order. `owner`: the
   // name of the token submitting them (TaskSpec::owner), "" for none.
-  void Submit(std::vector<boost::json::value> envelopes,
-              Callback<std::vector<Result<store::SubmitOutcome>>> done);
   void Submit(std::vector<boost::json::value> envelopes, std::string owner,
               Callback<std::vector<Result<store::SubmitOutcome>>> done);
 

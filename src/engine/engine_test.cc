@@ -66,7 +66,7 @@ class EngineTest : public ::testing::Test {
 
   Result<store::SubmitOutcome> Submit(const std::string& envelope) {
     auto results = Await<std::vector<Result<store::SubmitOutcome>>>(
-        [&](auto cb) { engine_->Submit({json::parse(envelope)}, cb); });
+        [&](auto cb) { engine_->Submit({json::parse(envelope)}, "", cb); });
     EXPECT_TRUE(results);
     return results->front();
   }
@@ -124,7 +124,7 @@ TEST_F(EngineTest, BatchSubmitJudgesEachEnvelopeAlone) {
         {json::parse(R"({"task_type":"a","payload_version":1,"payload":{}})"),
          json::parse(R"({"task_type":"a","payload_version":1,"payload":{},"priority":5000})"),
          json::parse(R"({"task_id":"x1","task_type":"a","payload_version":1,"payload":{}})")},
-        cb);
+        "", cb);
   });
   ASSERT_TRUE(results);
   ASSERT_EQ(results->size(), 3u);
