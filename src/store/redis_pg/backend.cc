@@ -98,18 +98,27 @@ const std::string& InsertAttemptsSql() {
   return sql;
 }
 
-// The temporary tables a copy's rows go to by COPY, emptied at every commit: made once a
-// connection. record_states takes its columns' types from tasks but none of its NOT NULLs
-// (CREATE TABLE AS copies no constraints; LIKE tasks would): a state row may lack a value.
+// The temporary tables a copy's rows go to by COPY: made once a connection, emptied by the
+// copy's own transaction (EmptyRecordTablesSql). record_states takes its columns' types from
+// tasks but none of its NOT NULLs (CREATE TABLE AS copies no constraints; LIKE tasks would): a
+// state row may lack a value. Not ON COMMIT DELETE ROWS: PostgreSQL then truncates the tables at
+// every commit that touched a temporary table, ~0.9 ms of file work (pgbench here: 1.9 ms a
+// transaction against 0.9 ms emptied by DELETE), and every submit waits for that commit.
 const std::string& RecordTablesSql() {
   static const std::string sql =
-      "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks (LIKE tasks) ON COMMIT DELETE ROWS; "
-      "CREATE TEMPORARY TABLE IF NOT EXISTS record_states ON COMMIT DELETE ROWS AS SELECT " +
+      "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks (LIKE tasks); "
+      "CREATE TEMPORARY TABLE IF NOT EXISTS record_states AS SELECT " +
       PgStateColumns() +
       " FROM tasks WITH NO DATA; "
-      "CREATE TEMPORARY TABLE IF NOT EXISTS record_attempts (LIKE attempts) ON COMMIT DELETE ROWS";
+      "CREATE TEMPORARY TABLE IF NOT EXISTS record_attempts (LIKE attempts)";
   return sql;
 }
+
+// Rows deleted from the record tables before they are truncated instead. A DELETE leaves its
+// rows dead (no autovacuum runs on temporary tables, and a page's line pointers are not reused
+// without one), so the tables would grow for ever and every COPY's scan with them; a TRUNCATE
+// now and then gives their space back for the price of one commit's file work.
+constexpr size_t kRecordRowsBeforeTruncate = 5000;
 
 const std::string& UpsertEventsSql() {
   static const std::string cols =
@@ -490,6 +499,16 @@ std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {
   }
   if (batch.events > 0) statements.push_back({UpsertEventsSql(), {batch.events_json}});
   if (statements.empty()) return {};
+  // The rows COPYed go again in the same transaction (a rolled-back copy takes its rows along).
+  const size_t copied = batch.tasks + batch.states + batch.attempts;
+  const bool truncate = record_rows_deleted_ + copied >= kRecordRowsBeforeTruncate;
+  if (truncate) {
+    statements.push_back({"TRUNCATE record_tasks, record_states, record_attempts", {}});
+  } else {
+    if (batch.tasks > 0) statements.push_back({"DELETE FROM record_tasks", {}});
+    if (batch.states > 0) statements.push_back({"DELETE FROM record_states", {}});
+    if (batch.attempts > 0) statements.push_back({"DELETE FROM record_attempts", {}});
+  }
   // Two processes' copies touching the same tasks (one leased a task, the other acked it) can lock
   // the same rows in another order: PostgreSQL then aborts one, which simply runs again.
   for (int attempt = 1;; ++attempt) {
@@ -504,6 +523,7 @@ std::set<std::string> Backend::CopyToRecord(const RecordBatch& batch) {
         }
         results = pg_.CopyThenExecAll(copies, statements);
       }
+      record_rows_deleted_ = truncate ? 0 : record_rows_deleted_ + copied;
       std::set<std::string> missing;
       if (states_at >= 0) {
         const PgResult& r = results[states_at];

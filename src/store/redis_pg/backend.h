@@ -186,7 +186,8 @@ class Backend {
   std::chrono::steady_clock::time_point last_claim_{};  // of a crashed process's entries
   std::chrono::steady_clock::time_point last_trim_{};   // of copied outbox entries
   uint64_t record_tables_generation_ = 0;  // the PostgreSQL connection kRecordTables ran on
-  std::vector<RedisCall> sent_;         // what Send wrote and Receive has not read the replies of
+  size_t record_rows_deleted_ = 0;  // rows the record tables hold as dead since their last TRUNCATE
+  std::vector<RedisCall> sent_;     // what Send wrote and Receive has not read the replies of
   std::optional<RedisCall> ack_later_;  // the last copy's XACK, sent with the next read
   // RotateEndedClaims: none (nullptr) on backends that do not rotate.
   core::Millis ended_retention_ = 0;

@@ -882,6 +882,40 @@ TEST(RedisPgStore, EverySubmitIsInPostgresqlWhenItIsAnswered) {
   store.Close();
 }
 
+// The recorder's temporary tables are emptied by each copy's DELETE, which leaves the rows dead
+// (nothing vacuums a temporary table): now and then a TRUNCATE must give the space back, or the
+// tables grow with every task ever recorded and every copy's scan of them with it.
+TEST(RedisPgStore, TheRecordsTemporaryTablesDoNotGrowWithEveryTaskCopied) {
+  std::string ns;
+  auto own = OpenOwn("record-tables", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  constexpr int kCalls = 300, kPerCall = 100;  // 30,000 rows copied, six bounds' worth
+  for (int c = 0; c < kCalls; ++c) {
+    std::vector<core::TaskSpec> specs;
+    for (int i = 0; i < kPerCall; ++i) {
+      specs.push_back(TestSpec("g" + std::to_string(c * kPerCall + i)));
+    }
+    ASSERT_TRUE(
+        Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit(specs, kT0, done); }));
+  }
+  // What 30,000 of these rows take in a table, against what the largest record table holds (the
+  // tables of every session: another test's store holds a bound's worth at most). Without the
+  // TRUNCATE record_tasks took as much as tasks; with it, a bound of 5,000 rows and one copy.
+  redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns);
+  const int64_t all_rows = pg.Exec("SELECT pg_relation_size('tasks')").Int(0, 0);
+  const int64_t largest =
+      pg.Exec(
+            "SELECT COALESCE(MAX(pg_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace "
+            "n ON n.oid = c.relnamespace WHERE n.nspname LIKE 'pg_temp_%' AND c.relname IN "
+            "('record_tasks', 'record_states', 'record_attempts')")
+          .Int(0, 0);
+  EXPECT_GT(all_rows, 0);
+  EXPECT_LT(largest, all_rows / 2)
+      << "the largest record table, against tasks with " << kCalls * kPerCall << " rows";
+  store.Close();
+}
+
 // A change applies to its task's row when that row is older, never to a newer one; a change
 // whose task has no row yet (its full record is in another process's copy) stays in the
 // outbox for a later flush rather than being lost.
