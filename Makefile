@@ -115,15 +115,24 @@ bench: deps-test
 	bash bench/sdk_drain.sh $(BENCH_BUILD)/madeira
 
 # BullMQ and Asynq on one private Redis (AOF, appendfsync always) and the machine's limits, 3 runs
-# each, under 15 minutes; writes bench/peers/results.json (PEERS_OUT=FILE for another path), then
-# its tables into docs/benchmarks.md, with Madeira's rows from BENCH_JSON when `make bench` left
-# one (run that first for a side-by-side; the reading of the figures there is written by hand).
+# each, into bench/peers/results.json (PEERS_OUT=FILE for another path); right after, in the same
+# window, Madeira's c and d in the peers' own shapes (c at 2,000/s, 10,000 delayed tasks:
+# madeira_bench --only peers, both stores, 3 runs, ~2 minutes) into PEER_SHAPES_JSON; then all the
+# tables into docs/benchmarks.md, Madeira's a and b rows from BENCH_JSON when `make bench` left one
+# (run that first for a side-by-side; the reading of the figures there is written by hand).
+# Under 15 minutes in all.
 PEERS_OUT ?= bench/peers/results.json
-bench-peers:
+PEER_SHAPES_JSON ?= $(BENCH_BUILD)/bench-peer-shapes.json
+bench-peers: deps-test
+	cmake -S . -B $(BENCH_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DMADEIRA_BENCH=ON -DMADEIRA_TESTS=OFF
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target madeira madeira_bench
 	bash bench/peers/run.sh --out $(PEERS_OUT)
+	$(BENCH_BUILD)/madeira_bench --madeira $(BENCH_BUILD)/madeira --store sqlite,redis-pg \
+	  --only peers --json $(PEER_SHAPES_JSON)
 	python3 bench/peers/report.py $(PEERS_OUT) \
-	  $(if $(wildcard $(BENCH_JSON)),--madeira $(BENCH_JSON)) --into docs/benchmarks.md
-	@echo "bench-peers: tables written into docs/benchmarks.md$(if $(wildcard $(BENCH_JSON)),, (no $(BENCH_JSON): peers and limits only))"
+	  $(if $(wildcard $(BENCH_JSON)),--madeira $(BENCH_JSON)) --madeira $(PEER_SHAPES_JSON) \
+	  --into docs/benchmarks.md
+	@echo "bench-peers: tables written into docs/benchmarks.md$(if $(wildcard $(BENCH_JSON)),, (no $(BENCH_JSON): Madeira's a and b rows missing))"
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i

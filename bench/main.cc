@@ -31,18 +31,19 @@ using madeira::bench::ScenarioEnv;
 using madeira::bench::StoreSetup;
 
 constexpr std::string_view kUsage =
-    "usage: madeira_bench [--madeira PATH] [--runs N] [--only a,b,c,d,e,f,w] [--scale X] "
+    "usage: madeira_bench [--madeira PATH] [--runs N] [--only a,b,c,d,e,f,w,p] [--scale X] "
     "[--json FILE]\n"
     "                     [--store sqlite|redis-pg|sqlite,redis-pg] [--services-script PATH]\n"
     "                     [--task-ids made|given]\n"
     "  --madeira  server binary (default build-bench/madeira)\n"
     "  --runs     runs per scenario, each on a fresh server; medians are reported (default 3)\n"
-    "  --only     scenarios to run, by letter or name (webhooks = w); default all\n"
+    "  --only     scenarios to run, by letter or name (webhooks = w, peers = p); default\n"
+    "             all but p (c at 2k/s and 10k delayed tasks, as bench/peers runs the peers)\n"
     "  --scale    multiplies task counts, e.g. 0.1 for a quick check (default 1)\n"
     "  --json     also write the results as JSON to FILE (rows carry their \"store\")\n"
     "  --store    the store(s) to measure (default sqlite); with several, each run of a\n"
     "             scenario goes through them in turn and a side-by-side table ends the output.\n"
-    "             redis-pg runs the scenarios a, b, c, f (ids \"rp.a.batch\" in tables) on\n"
+    "             redis-pg runs the scenarios a, b, c, f, p (ids \"rp.a.batch\" in tables) on\n"
     "             MADEIRA_TEST_REDIS_URL + MADEIRA_TEST_DATABASE_URL when both are set, else\n"
     "             on a private Redis + PostgreSQL it starts and stops itself\n"
     "  --services-script  what starts those (default scripts/test-services.sh)\n"
@@ -194,7 +195,7 @@ int main(int argc, char** argv) {
     StoreSetup store;
     store.name = name;
     if (store.redis_pg() && !any_redis_pg) {
-      std::printf("store redis-pg: skipped, it runs only the scenarios a, b, c, f\n");
+      std::printf("store redis-pg: skipped, it runs only the scenarios a, b, c, f, p\n");
       continue;
     }
     if (store.redis_pg()) {

@@ -1,4 +1,6 @@
-// (f) Lateness of delayed tasks: handed out how long after their schedule_time.
+// (f) Lateness of delayed tasks: handed out how long after their schedule_time. 1,000 tasks in
+// ten batches (issue 2's targets), and as "pd" the 10,000 in ten rounds that bench/peers runs
+// BullMQ and Asynq with (their scenario d, issue 6).
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -13,11 +15,13 @@ namespace madeira::bench {
 
 namespace asio = boost::asio;
 
-std::vector<Measurement> RunDelayedLateness(const ScenarioEnv& env) {
+std::vector<Measurement> RunDelayedRounds(const ScenarioEnv& env, long count,
+                                          const std::string& id) {
   constexpr int kLeasers = 4;
-  constexpr int kBatch = 100;
+  constexpr int kRounds = 10;
   constexpr int64_t kAheadMs = 2000;
-  const long total = env.Scaled(1000, 100);
+  const long total = env.Scaled(count, kRounds * 10);
+  const long batch = std::min<long>(1000, (total + kRounds - 1) / kRounds);
   FreshServer server(env);
   const auto endpoint = server.process->endpoint();
 
@@ -47,12 +51,12 @@ std::vector<Measurement> RunDelayedLateness(const ScenarioEnv& env) {
           });
     });
   }
-  // Ten batches 100 ms apart, so due times spread over a second instead of one instant.
+  // Rounds 100 ms apart, so due times spread over a second instead of one instant.
   loops.push_back([&]() -> asio::awaitable<void> {
     HttpConnection conn(co_await asio::this_coro::executor, endpoint);
     asio::steady_timer timer(co_await asio::this_coro::executor);
-    for (long first = 0; first < total; first += kBatch) {
-      int n = static_cast<int>(std::min<long>(kBatch, total - first));
+    for (long first = 0; first < total; first += batch) {
+      int n = static_cast<int>(std::min<long>(batch, total - first));
       int64_t at = WallMillis() + kAheadMs;
       HttpResponse r =
           co_await conn.Post("/v1/tasks/batch", BatchBody(n, "f-", first, core::FormatRfc3339(at)));
@@ -85,11 +89,17 @@ std::vector<Measurement> RunDelayedLateness(const ScenarioEnv& env) {
     throw std::runtime_error(std::to_string(early) +
                              " delayed tasks were leased before their schedule_time");
   }
+  // Every delayed task is due to be handed out within 100 ms (SPEC §4), whatever the count.
+  const std::string of = " (" + std::to_string(total) + " tasks)";
   return {
-      {"f.p50", "delayed lateness p50", "ms", Percentile(lateness_ms, 50), 100, false},
-      {"f.p99", "delayed lateness p99", "ms", Percentile(lateness_ms, 99), 100, false},
-      {"f.max", "delayed lateness max", "ms", Percentile(lateness_ms, 100), 100, false},
+      {id + ".p50", "delayed lateness p50" + of, "ms", Percentile(lateness_ms, 50), 100, false},
+      {id + ".p99", "delayed lateness p99" + of, "ms", Percentile(lateness_ms, 99), 100, false},
+      {id + ".max", "delayed lateness max" + of, "ms", Percentile(lateness_ms, 100), 100, false},
   };
+}
+
+std::vector<Measurement> RunDelayedLateness(const ScenarioEnv& env) {
+  return RunDelayedRounds(env, 1000, "f");
 }
 
 }  // namespace madeira::bench

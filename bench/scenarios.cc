@@ -17,7 +17,16 @@ const std::vector<Scenario>& AllScenarios() {
       {"de", "1M pending: RSS, then restart to /readyz", RunPendingFootprint},
       {"f", "delayed task lateness", RunDelayedLateness, "", true},
       {"w", "webhooks: deliveries/s, backlog drain, latency at 2k/s", RunWebhooks, "webhooks"},
+      // Not in the default set: `make bench-peers` runs it, in the same window as the peers.
+      {"p", "c at 2k/s and 10k delayed tasks, the peers' shapes", RunPeerShapes, "peers", true},
   };
+  return all;
+}
+
+std::vector<Measurement> RunPeerShapes(const ScenarioEnv& env) {
+  std::vector<Measurement> all = RunLatencyAt(env, 2000, "pc", "2k/s");
+  std::vector<Measurement> delayed = RunDelayedRounds(env, 10'000, "pd");
+  all.insert(all.end(), delayed.begin(), delayed.end());
   return all;
 }
 

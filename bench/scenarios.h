@@ -52,6 +52,18 @@ std::vector<Measurement> RunReadyLatency(const ScenarioEnv& env);      // c
 std::vector<Measurement> RunPendingFootprint(const ScenarioEnv& env);  // d and e
 std::vector<Measurement> RunDelayedLateness(const ScenarioEnv& env);   // f
 std::vector<Measurement> RunWebhooks(const ScenarioEnv& env);          // w
+// p: c and f in the shapes bench/peers runs BullMQ and Asynq in (issue 6): c at 2,000 tasks/s
+// (ids pc.*) and 10,000 delayed tasks (ids pd.*), so the comparison is of the same scenarios.
+std::vector<Measurement> RunPeerShapes(const ScenarioEnv& env);
+
+// c at `rate_per_second` for 10 s (scaled); `id` names the figures ("c" gives c.p50 ...) and
+// `rate_name` ("5k/s") says the rate in their descriptions. Issue 2's targets hold at 5k/s only.
+std::vector<Measurement> RunLatencyAt(const ScenarioEnv& env, double rate_per_second,
+                                      const std::string& id, const std::string& rate_name);
+// f with `count` tasks (scaled) in ten rounds 100 ms apart, each one batch due 2 s after it is
+// sent; `id` names the figures.
+std::vector<Measurement> RunDelayedRounds(const ScenarioEnv& env, long count,
+                                          const std::string& id);
 
 struct Scenario {
   std::string letters;  // the --only letters it serves: "de" measures both d and e

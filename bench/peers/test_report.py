@@ -83,3 +83,34 @@ def test_a_store_answered_before_its_leases_keeps_its_ready_to_leased_ratio(tmp_
     ready = next(line for line in text.splitlines()
                  if line.startswith("| p50 | **Madeira") and "ready→leased" in line)
     assert "no ratio" not in ready and f"| {7.9 / 0.5:.2f}× |" in ready, ready
+
+
+def test_the_peers_shapes_are_compared_before_make_benchs_own(tmp_path):
+    """Madeira's c at 2,000/s (pc.*) and 10,000 delayed tasks (pd.*) are the scenarios the peers
+    ran: when a store has them they are its rows, not c at 5,000/s or f with 1,000 tasks; two
+    files of one store (make bench's and the peer shapes') make one set of rows."""
+    bench = tmp_path / "bench.json"
+    bench.write_text(report.json.dumps({"results": [
+        {"id": "c.p50", "store": "sqlite", "median": 0.5}, {"id": "c.e2e50", "store": "sqlite",
+                                                            "median": 1.5},
+        {"id": "f.p50", "store": "sqlite", "median": 5.0}]}))
+    shapes = tmp_path / "shapes.json"
+    shapes.write_text(report.json.dumps({"results": [
+        {"id": "pc.p50", "store": "sqlite", "median": 0.2}, {"id": "pc.e2e50", "store": "sqlite",
+                                                             "median": 1.0},
+        {"id": "pd.p50", "store": "sqlite", "median": 26.0}]}))
+    doc = peers_doc()
+    doc["results"] += [{"peer": "bullmq", "id": "d.p50", "unit": "ms", "median": 432,
+                        "min": 432, "max": 432}]
+    madeira = report.merge_by_label(report.load_madeira(str(bench)) +
+                                    report.load_madeira(str(shapes)))
+    assert [label for label, _, _ in madeira] == ["embedded"]
+    text = report.render(doc, madeira, 2.0)
+    p50 = [line for line in text.splitlines() if line.startswith("| p50 | **Madeira")]
+    assert len(p50) == 3, p50  # c: ready→leased and sent→leased; d: one
+    assert "| **0.2** |" in p50[0] and f"| {7.9 / 0.2:.2f}× |" in p50[0], p50[0]
+    assert "| **1.0** |" in p50[1], p50[1]
+    assert "| **26.0** |" in p50[2] and f"| {432 / 26:.2f}× |" in p50[2], p50[2]
+
+    only_bench = report.render(doc, report.load_madeira(str(bench)), 2.0)
+    assert "| **0.5** |" in only_bench and "| **5.0** |" in only_bench
