@@ -890,7 +890,7 @@ TEST(RedisPgStore, TheRecordsTemporaryTablesDoNotGrowWithEveryTaskCopied) {
   auto own = OpenOwn("record-tables", &ns);
   ASSERT_TRUE(own);
   Store& store = *own;
-  constexpr int kCalls = 300, kPerCall = 100;  // 30,000 rows copied, six bounds' worth
+  constexpr int kCalls = 300, kPerCall = 100;  // 30,000 rows copied
   for (int c = 0; c < kCalls; ++c) {
     std::vector<core::TaskSpec> specs;
     for (int i = 0; i < kPerCall; ++i) {
@@ -901,7 +901,7 @@ TEST(RedisPgStore, TheRecordsTemporaryTablesDoNotGrowWithEveryTaskCopied) {
   }
   // What 30,000 of these rows take in a table, against what the largest record table holds (the
   // tables of every session: another test's store holds a bound's worth at most). Without the
-  // TRUNCATE record_tasks took as much as tasks; with it, a bound of 5,000 rows and one copy.
+  // TRUNCATE record_tasks took as much as tasks; with it, 500 rows and one copy at most.
   redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns);
   const int64_t all_rows = pg.Exec("SELECT pg_relation_size('tasks')").Int(0, 0);
   const int64_t largest =
