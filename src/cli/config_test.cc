@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -25,9 +26,11 @@ EnvLookup FakeEnv(std::map<std::string, std::string> vars) {
 class TempFile {
  public:
   explicit TempFile(const std::string& text) {
+    // By process id: ctest runs each case in a process of its own, two at a time, and two
+    // processes started in the same millisecond share gtest's time-based random seed (they then
+    // wrote and removed each other's files: NamespaceComesFromFlagEnvOrFile failed in CI).
     path_ = std::filesystem::temp_directory_path() /
-            ("madeira_config_test_" +
-             std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ("madeira_config_test_" + std::to_string(::getpid()) + "_" +
              std::to_string(counter_++) + ".toml");
     std::ofstream(path_) << text;
   }
