@@ -28,7 +28,6 @@ double Millis(SteadyClock::duration d) {
 
 }  // namespace
 
-// `id` names the figures ("c" gives c.p50 ...), `rate_name` says the rate in their descriptions.
 std::vector<Measurement> RunLatencyAt(const ScenarioEnv& env, double rate_per_second,
                                       const std::string& id, const std::string& rate_name) {
   const double seconds = std::max(1.0, 10.0 * env.scale);

@@ -26,9 +26,9 @@ EnvLookup FakeEnv(std::map<std::string, std::string> vars) {
 class TempFile {
  public:
   explicit TempFile(const std::string& text) {
-    // By process id: ctest runs each case in a process of its own, two at a time, and two
-    // processes started in the same millisecond share gtest's time-based random seed (they then
-    // wrote and removed each other's files: NamespaceComesFromFlagEnvOrFile failed in CI).
+    // By process id: ctest runs each case in a process of its own, two at a time, and gtest's
+    // random_seed() is 0 in all of them unless tests are shuffled (two cases then wrote and
+    // removed the same file: NamespaceComesFromFlagEnvOrFile failed in CI).
     path_ = std::filesystem::temp_directory_path() /
             ("madeira_config_test_" + std::to_string(::getpid()) + "_" +
              std::to_string(counter_++) + ".toml");

@@ -99,11 +99,12 @@ const std::string& InsertAttemptsSql() {
 }
 
 // The temporary tables a copy's rows go to by COPY: made once a connection, emptied by the
-// copy's own transaction (EmptyRecordTablesSql). record_states takes its columns' types from
-// tasks but none of its NOT NULLs (CREATE TABLE AS copies no constraints; LIKE tasks would): a
-// state row may lack a value. Not ON COMMIT DELETE ROWS: PostgreSQL then truncates the tables at
-// every commit that touched a temporary table, ~0.9 ms of file work (pgbench here: 1.9 ms a
-// transaction against 0.9 ms emptied by DELETE), and every submit waits for that commit.
+// copy's own transaction (a DELETE or a TRUNCATE, in CopyToRecord). record_states takes its
+// columns' types from tasks but none of its NOT NULLs (CREATE TABLE AS copies no constraints; LIKE
+// tasks would): a state row may lack a value. Not ON COMMIT DELETE ROWS: PostgreSQL then truncates
+// the tables at every commit that touched a temporary table, ~0.9 ms of file work (pgbench
+// here: 1.9 ms a transaction against 0.9 ms emptied by DELETE), and every submit waits for that
+// commit.
 const std::string& RecordTablesSql() {
   static const std::string sql =
       "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks (LIKE tasks); "
