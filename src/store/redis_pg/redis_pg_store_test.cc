@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -1422,6 +1423,16 @@ TEST(RedisPgStore, AProcessThatMissedTheFirstRotationStillFindsEndedIds) {
   store.Close();
 }
 
+// Returns once `n` connections listen on `channel` (a bounded wait: Redis knows, the stores'
+// subscriber threads do not say).
+void AwaitSubscribers(redis_pg::RedisConn& admin, const std::string& channel, int64_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (admin.Command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer < n) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the stores never subscribed";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 // A submit in one process wakes the long-polls of another at once: the scripts publish what
 // they made ready, each store hands other processes' wake-ups to its handler (its own submits
 // it hands over itself, once).
@@ -1444,21 +1455,26 @@ TEST(RedisPgStore, WakesTheLongPollsOfOtherProcesses) {
     for (const auto& [q, n] : ready) woken_b[q] += n;
     cv.notify_all();
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // both subscribed
+  redis_pg::RedisConn admin = AdminRedis();
+  const std::string channel = "madeira:" + ns + ":wake";
+  AwaitSubscribers(admin, channel, 2);
   ASSERT_TRUE(Await<std::vector<SubmitOutcome>>([&](auto done) {
     (*b)->Submit({TestSpec("w1"), TestSpec("w2")}, kT0, done);
   }));
   {
     std::unique_lock lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(1), [&] { return woken_a["q"] == 2; }))
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return woken_a["q"] == 2; }))
         << woken_a["q"];
   }
   // The submitting process woke its own long-polls once, directly, before answering the submit
-  // (not a second time through its own publish).
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // (not a second time through its own publish). A third process's wake-up, published after the
+  // submit's, reaches b after the submit's would have.
+  admin.Command({"PUBLISH", channel, "another-process\nbarrier\t1"});
   {
-    std::lock_guard lock(mu);
-    EXPECT_EQ(woken_b, (std::map<std::string, int>{{"q", 2}}));
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(
+        cv.wait_for(lock, std::chrono::seconds(5), [&] { return woken_b["barrier"] == 1; }));
+    EXPECT_EQ(woken_b, (std::map<std::string, int>{{"q", 2}, {"barrier", 1}}));
   }
   (*a)->Close();
   (*b)->Close();
@@ -1485,17 +1501,21 @@ TEST(RedisPgStore, TellsOtherProcessesThatEndpointsChanged) {
     heard_b.emplace_back(what);
     cv.notify_all();
   });
-  // Both subscribed (each then tells its handler once, if it was set by then): ask Redis.
   redis_pg::RedisConn admin = AdminRedis();
   const std::string channel = "madeira:" + ns + ":changed";
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (admin.Command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer < 2) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the stores never subscribed";
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  AwaitSubscribers(admin, channel, 2);
+  // Right after subscribing each store tells its handler once (if it was set by then). A third
+  // process's announcement, heard by both, comes after that: once both have it, the counts below
+  // are not moved by a late subscribe-time call.
+  admin.Command({"PUBLISH", channel, "another-process\nbarrier"});
   size_t a_before = 0, b_before = 0;
   {
-    std::lock_guard lock(mu);
+    std::unique_lock lock(mu);
+    const auto heard_barrier = [](const std::vector<std::string>& heard) {
+      return std::find(heard.begin(), heard.end(), "barrier") != heard.end();
+    };
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5),
+                            [&] { return heard_barrier(heard_a) && heard_barrier(heard_b); }));
     a_before = heard_a.size();
     b_before = heard_b.size();
   }
@@ -1505,14 +1525,14 @@ TEST(RedisPgStore, TellsOtherProcessesThatEndpointsChanged) {
   {
     std::unique_lock lock(mu);
     ASSERT_TRUE(
-        cv.wait_for(lock, std::chrono::seconds(1), [&] { return heard_b.size() == b_before + 1; }));
+        cv.wait_for(lock, std::chrono::seconds(5), [&] { return heard_b.size() == b_before + 1; }));
     EXPECT_EQ(heard_b.back(), kEndpointsChanged);
   }
   ASSERT_TRUE(Await<Unit>([&](auto done) { (*b)->DeleteEndpoint("ep_1", done); }));
   {
     std::unique_lock lock(mu);
     ASSERT_TRUE(
-        cv.wait_for(lock, std::chrono::seconds(1), [&] { return heard_a.size() > a_before; }));
+        cv.wait_for(lock, std::chrono::seconds(5), [&] { return heard_a.size() > a_before; }));
     // Messages arrive in order: a's own announcement came first and was not handed over.
     EXPECT_EQ(heard_a.size(), a_before + 1);
     EXPECT_EQ(heard_a.back(), kEndpointsChanged);
