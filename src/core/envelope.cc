@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -183,6 +184,23 @@ class JsonWriter {
   json::serializer serializer_;
 };
 
+// True when a number of `v` is beyond a double (1e400 parses to infinity): boost::json would
+// write it back as `Infinity`, which is not JSON, so such a body is refused where it is read.
+bool HasNonFiniteNumber(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::double_:
+      return !std::isfinite(v.get_double());
+    case json::kind::array:
+      return std::any_of(v.get_array().begin(), v.get_array().end(), HasNonFiniteNumber);
+    case json::kind::object:
+      return std::any_of(
+          v.get_object().begin(), v.get_object().end(),
+          [](const json::key_value_pair& kv) { return HasNonFiniteNumber(kv.value()); });
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 Result<json::value> ParseJson(std::string_view text, json::storage_ptr storage) {
@@ -192,6 +210,10 @@ Result<json::value> ParseJson(std::string_view text, json::storage_ptr storage) 
   json::value v =
       json::parse(json::string_view(text.data(), text.size()), ec, std::move(storage), options);
   if (ec) return MakeError(ErrorCode::kInvalidJson, "the body is not valid JSON: " + ec.message());
+  if (HasNonFiniteNumber(v)) {
+    return MakeError(ErrorCode::kInvalidJson,
+                     "the body has a number beyond a double's range (about 1.8e308)");
+  }
   return v;
 }
 

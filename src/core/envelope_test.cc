@@ -60,6 +60,22 @@ TEST(ParseJson, RejectsMalformedText) {
   }
 }
 
+// A number beyond a double would be stored and answered as `Infinity` (not JSON): refused.
+TEST(ParseJson, RefusesNumbersBeyondADouble) {
+  for (const char* bad : {R"({"a":1e400})", R"({"a":[1,{"b":-1e400}]})", "1e309"}) {
+    auto r = ParseJson(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalidJson);
+    EXPECT_NE(r.error().message.find("double"), std::string::npos) << r.error().message;
+  }
+  // The largest doubles, the smallest (underflow to 0 is a number), and integers beyond 2^64
+  // (parsed as doubles) are numbers still.
+  for (const char* good : {R"({"a":1.7976931348623157e308})", R"({"a":-1.7976931348623157e308})",
+                           R"({"a":1e-400})", R"({"a":100000000000000000000000})"}) {
+    EXPECT_TRUE(ParseJson(good)) << good;
+  }
+}
+
 TEST(ParseJson, BoundsNesting) {
   EXPECT_TRUE(ParseJson(std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']')));
   auto r = ParseJson(std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']'));

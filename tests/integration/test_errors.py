@@ -3,10 +3,11 @@
 import socket
 import threading
 import time
+import urllib.parse
 
 import pytest
 
-from client import envelope, raw_exchange, rfc3339
+from client import envelope, raw_exchange, rfc3339, uid
 
 DEEPEST_OK = {"a": {"b": {"c": {"d": {"e": 1}}}}}
 TOO_DEEP = {"a": {"b": {"c": {"d": {"e": {}}}}}}
@@ -105,6 +106,36 @@ def test_invalid_json(api, raw):
     r = api.request("POST", "/v1/tasks", raw=raw)
     assert r.status == 400 and r.code == "invalid_json", r
     assert_unchanged(api, before)
+
+
+def test_numbers_beyond_a_double_are_refused_and_64_bit_integers_kept_exactly(api, q):
+    # 1e400 is JSON, but no double holds it: it would come back as `Infinity`, which is not.
+    before = api.count_tasks()
+    for number in ("1e400", "-1e400"):
+        raw = ('{"task_type":"it.job","queue":"%s","payload_version":1,"payload":{"amount":%s}}'
+               % (q, number))
+        r = api.request("POST", "/v1/tasks", raw=raw)
+        assert r.status == 400 and r.code == "invalid_json", r
+    assert_unchanged(api, before)
+
+    # Order ids up to 64 bits reach the worker and every read digit for digit.
+    tid = uid("big")
+    raw = ('{"task_id":"%s","task_type":"it.job","queue":"%s","payload_version":1,'
+           '"payload":{"order_id":12345678901234567891,"floor":-9223372036854775808}}' % (tid, q))
+    assert api.request("POST", "/v1/tasks", raw=raw).status == 202
+    exact = {"order_id": 12345678901234567891, "floor": -9223372036854775808}
+    assert api.task(tid)["payload"] == exact
+    lease = api.lease_one(q)
+    assert lease["task"]["payload"] == exact
+
+    # A result beyond a double is refused too, and the lease is still the worker's.
+    path = "/v1/leases/%s/ack" % urllib.parse.quote(lease["lease_id"], safe="")
+    r = api.request("POST", path, raw='{"result":{"total":1e400}}')
+    assert r.status == 400 and r.code == "invalid_json", r
+    assert api.task(tid)["status"] == "running"
+    assert api.request("POST", path, raw='{"result":{"total":12345678901234567891}}').status == 200
+    done = api.task(tid)
+    assert done["status"] == "succeeded" and done["result"] == {"total": 12345678901234567891}
 
 
 def test_unknown_route_is_404_json(api):
