@@ -186,6 +186,35 @@ describe('operations console', () => {
     await closeConsole(page);
   });
 
+  test('an order id beyond 2^53 is shown and replayed digit for digit', async () => {
+    // Sent as text: in JavaScript 12345678901234567891 is a double, 12345678901234567000 here.
+    const ORDER_ID = '12345678901234567891';
+    const queue = 'console-dead-big';
+    const env = `{"task_id":"dead-big","task_type":"order.close","queue":"${queue}",` +
+                '"payload_version":1,"max_retries":0,' +
+                `"payload":{"order_id":${ORDER_ID},"note":"x"}}`;
+    assert.equal((await api.request('POST', '/v1/tasks', env)).status, 202);
+    const lease = await api.leaseOne(queue, 'seed-worker');
+    assert.equal((await api.fail(lease.lease_id, 'order not found')).status, 'dead');
+
+    const page = await openConsole();
+    const panel = page.locator('#panel-dead');
+    await panel.getByLabel('Queue').fill(queue);
+    await panel.getByRole('button', { name: 'Show' }).click();
+    await deadRow(page, 'dead-big').getByRole('button', { name: 'Edit & replay…' }).click();
+    const dialog = page.getByRole('dialog');
+    const payload = dialog.getByLabel('Payload (a JSON object)');
+    assert.match(await payload.inputValue(), new RegExp(`"order_id": ${ORDER_ID},`));
+
+    await payload.fill((await payload.inputValue()).replace('"x"', '"fixed"'));
+    await dialog.getByRole('button', { name: 'Replay' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    const text = (await api.request('GET', '/v1/tasks/dead-big')).text;
+    assert.match(text, new RegExp(`"payload":\\{"order_id":${ORDER_ID},"note":"fixed"\\}`));
+    assert.match(text, /"status":"pending"/);
+    await closeConsole(page);
+  });
+
   test('selecting two dead tasks and cancelling them cancels those two only', async () => {
     const page = await openConsole();
     await showDeadQueue(page);

@@ -46,7 +46,8 @@ export class Api {
     const headers = { Authorization: `Bearer ${this.token}` };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const res = await fetch(this.base + route, {
-      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+      method, headers,  // a string body is sent as it is
+      body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
     return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : null };

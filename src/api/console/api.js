@@ -22,6 +22,22 @@ export class ApiError extends Error {
   }
 }
 
+// Integers beyond 2^53 (order ids: the server keeps integers up to 2^64 digit for digit) would
+// be rounded by a plain JSON.parse. They are kept as their source text (JSON.rawJSON), which
+// JSON.stringify writes back as it came, so the console shows and replays them exactly.
+// (Browsers without JSON.parse source text access round them, as before.)
+function keepBigIntegers(key, value, context) {
+  if (typeof value === 'number' && !Number.isSafeInteger(value) && context?.source &&
+      /^-?\d+$/.test(context.source) && typeof JSON.rawJSON === 'function') {
+    return JSON.rawJSON(context.source);
+  }
+  return value;
+}
+
+export function parseJson(text) {
+  return JSON.parse(text, keepBigIntegers);
+}
+
 async function send(method, path, body) {
   const headers = { Accept: 'application/json' };
   const bearer = token();
@@ -57,7 +73,7 @@ async function request(method, path, body) {
   const res = await send(method, path, body);
   if (!res.ok) throw await failure(res);
   const text = await res.text();
-  return text ? JSON.parse(text) : null;
+  return text ? parseJson(text) : null;
 }
 
 export const get = (path) => request('GET', path);

@@ -1,6 +1,6 @@
 // The edit-and-replay dialog for one dead task: payload, payload_version and max_retries, sent
 // to POST /v1/tasks/{id}/replay as edits (only the fields that changed).
-import { post, segment } from './api.js';
+import { parseJson, post, segment } from './api.js';
 import { byId } from './dom.js';
 import { errorText, showNotice } from './feedback.js';
 
@@ -16,11 +16,12 @@ function fail(text) {
 function readEdits(task) {
   let payload;
   try {
-    payload = JSON.parse(byId('replay-payload').value);
+    payload = parseJson(byId('replay-payload').value);
   } catch (e) {
     return `The payload is not valid JSON: ${e.message}`;
   }
-  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload) ||
+      JSON.isRawJSON?.(payload)) {
     return 'The payload must be a JSON object.';
   }
   const version = Number(byId('replay-version').value);
