@@ -2,6 +2,7 @@ package madeira
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -93,8 +94,8 @@ func (t *Task) wire(lim Limits) (*wireTask, error) {
 	if t.TraceID != "" && !validTraceID(t.TraceID) {
 		return nil, invalid("trace_id", "invalid_field", "trace_id must be 1-128 visible ASCII characters")
 	}
-	if len([]rune(t.IdempotencyKey)) > 200 {
-		return nil, invalid("idempotency_key", "invalid_field", "idempotency_key must be a string of 1-200 characters")
+	if len([]rune(t.IdempotencyKey)) > 200 || strings.IndexFunc(t.IdempotencyKey, isControl) >= 0 {
+		return nil, invalid("idempotency_key", "invalid_field", "idempotency_key must be a string of 1-200 characters, none of them a control character")
 	}
 	return w, nil
 }
@@ -211,3 +212,7 @@ func validTraceID(s string) bool {
 	}
 	return true
 }
+
+// isControl reports the characters no idempotency key may hold (U+0000-U+001F, U+007F): a NUL
+// fits no PostgreSQL text column.
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }

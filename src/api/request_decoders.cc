@@ -96,8 +96,9 @@ Result<engine::LeaseParams> DecodeLease(std::string_view body) {
   r.AllowOnly({"worker_id", "queues", "task_types", "max_tasks", "wait_ms", "lease_ms"});
   engine::LeaseParams p;
   if (auto id = r.String("worker_id", Presence::kRequired)) {
-    if (id->empty() || id->size() > kMaxWorkerIdChars) {
-      r.Fail(ErrorCode::kInvalidField, "worker_id must be 1..200 characters", "worker_id");
+    if (id->empty() || id->size() > kMaxWorkerIdChars || core::HasControlCharacter(*id)) {
+      r.Fail(ErrorCode::kInvalidField,
+             "worker_id must be 1..200 characters, none of them a control character", "worker_id");
     }
     p.worker_id = std::move(*id);
   }
@@ -232,8 +233,9 @@ Result<engine::WorkerHeartbeat> DecodeHeartbeat(std::string_view body) {
   FieldReader r(*o);
   engine::WorkerHeartbeat hb;
   if (auto id = r.String("worker_id", Presence::kRequired)) {
-    if (id->empty() || id->size() > kMaxWorkerIdChars) {
-      r.Fail(ErrorCode::kInvalidField, "worker_id must be 1..200 characters", "worker_id");
+    if (id->empty() || id->size() > kMaxWorkerIdChars || core::HasControlCharacter(*id)) {
+      r.Fail(ErrorCode::kInvalidField,
+             "worker_id must be 1..200 characters, none of them a control character", "worker_id");
     }
     hb.worker_id = std::move(*id);
   }

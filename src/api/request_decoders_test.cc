@@ -70,6 +70,8 @@ TEST(DecodeLeaseTest, RejectsEachBadField) {
   ExpectError(DecodeLease(R"({"queues":["q"]})"), ErrorCode::kMissingField, "worker_id");
   ExpectError(DecodeLease(R"({"worker_id":7,"queues":["q"]})"), ErrorCode::kInvalidField,
               "worker_id");
+  ExpectError(DecodeLease(R"({"worker_id":"w\u0000","queues":["q"]})"), ErrorCode::kInvalidField,
+              "worker_id");
   ExpectError(DecodeLease(R"({"worker_id":"w"})"), ErrorCode::kMissingField, "queues");
   ExpectError(DecodeLease(R"({"worker_id":"w","queues":[]})"), ErrorCode::kInvalidField, "queues");
   ExpectError(DecodeLease(R"({"worker_id":"w","queues":["Bad Name"]})"), ErrorCode::kInvalidField,

@@ -59,12 +59,6 @@ size_t Utf8Length(std::string_view s) {
       std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
-// trace_id travels in log lines and the X-Trace-Id header, so only visible ASCII.
-bool IsValidTraceId(std::string_view s) {
-  return !s.empty() && s.size() <= kMaxTraceIdLength &&
-         std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
-}
-
 Millis SaturatingAdd(Millis a, Millis b) {
   Millis sum;
   if (__builtin_add_overflow(a, b, &sum)) return std::numeric_limits<Millis>::max();
@@ -240,6 +234,16 @@ bool IsValidTaskId(std::string_view s) {
   });
 }
 
+bool IsValidTraceId(std::string_view s) {
+  return !s.empty() && s.size() <= kMaxTraceIdLength &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+bool HasControlCharacter(std::string_view s) {
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
 int JsonDepth(const json::value& v) {
   int deepest_child = 0;
   if (const json::object* obj = v.if_object()) {
@@ -377,8 +381,10 @@ Result<TaskSpec> ParseEnvelope(const json::value& envelope, const EnvelopeLimits
 
   if (const json::value* v = obj->if_contains("idempotency_key")) {
     if (!v->is_string() || v->get_string().empty() ||
-        Utf8Length(v->get_string()) > kMaxIdempotencyKeyLength) {
-      return InvalidField("idempotency_key", "must be a string of 1-200 characters");
+        Utf8Length(v->get_string()) > kMaxIdempotencyKeyLength ||
+        HasControlCharacter(v->get_string())) {
+      return InvalidField("idempotency_key",
+                          "must be a string of 1-200 characters, none of them a control character");
     }
     spec.idempotency_key = std::string(v->get_string());
   }

@@ -42,5 +42,11 @@ bool IsValidName(std::string_view s);
 bool IsFilterQueueName(std::string_view s);
 // task_id: 1-128 chars of [A-Za-z0-9._:-]
 bool IsValidTaskId(std::string_view s);
+// trace_id: 1-128 visible ASCII characters (it travels in log lines and the X-Trace-Id header).
+bool IsValidTraceId(std::string_view s);
+// True when `s` holds a control character (U+0000-U+001F, U+007F). Free-text keys and ids
+// (idempotency_key, worker_id, event ids) refuse them: NUL fits no PostgreSQL text column, so
+// such a record could never reach redis-pg's PostgreSQL, and the others break log lines.
+bool HasControlCharacter(std::string_view s);
 
 }  // namespace madeira::core

@@ -324,6 +324,12 @@ TEST(Envelope, IdempotencyKeyLength) {
               ErrorCode::kInvalidField, "idempotency_key");
   ExpectError(Body(R"("idempotency_key":"")"), ErrorCode::kInvalidField, "idempotency_key");
   ExpectError(Body(R"("idempotency_key":42)"), ErrorCode::kInvalidField, "idempotency_key");
+  // No control characters: a NUL fits no PostgreSQL text column.
+  for (const char* bad : {R"("k\u0000x")", R"("k\nx")", R"("\u007f")"}) {
+    ExpectError(Body(std::string(R"("idempotency_key":)") + bad), ErrorCode::kInvalidField,
+                "idempotency_key");
+  }
+  Accepted(Body(R"("idempotency_key":"order close: №42 \"α\"")"));
 }
 
 TEST(Envelope, TaskIdIsAUuidV7WhenAbsent) {

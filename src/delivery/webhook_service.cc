@@ -248,14 +248,20 @@ void WebhookService::AcceptEvent(InboundEvent in, Callback<EventAccepted> done) 
   const json::value* payload = r.Value("payload", Presence::kRequired);
   auto trace_id = r.String("trace_id", Presence::kOptional);
   event.target_uri = r.String("target_uri", Presence::kOptional);
-  if (r.ok() && (event.event_id.empty() || event.event_id.size() > kMaxIdBytes)) {
-    r.Fail(ErrorCode::kInvalidField, "1 to 200 characters", "event_id");
+  const auto bad_id = [](const std::string& s) {
+    return s.empty() || s.size() > kMaxIdBytes || core::HasControlCharacter(s);
+  };
+  if (r.ok() && bad_id(event.event_id)) {
+    r.Fail(ErrorCode::kInvalidField, "1 to 200 characters, none of them a control character",
+           "event_id");
   }
-  if (r.ok() && (event.event_type.empty() || event.event_type.size() > kMaxIdBytes)) {
-    r.Fail(ErrorCode::kInvalidField, "1 to 200 characters", "event_type");
+  if (r.ok() && bad_id(event.event_type)) {
+    r.Fail(ErrorCode::kInvalidField, "1 to 200 characters, none of them a control character",
+           "event_type");
   }
-  if (r.ok() && trace_id && (trace_id->empty() || trace_id->size() > kMaxIdBytes)) {
-    r.Fail(ErrorCode::kInvalidField, "1 to 200 characters", "trace_id");
+  // The event's trace_id becomes its deliveries' (tasks'): the same rule as a task's.
+  if (r.ok() && trace_id && !core::IsValidTraceId(*trace_id)) {
+    r.Fail(ErrorCode::kInvalidField, "1 to 128 visible ASCII characters", "trace_id");
   }
   if (r.ok() && event.target_uri) {
     auto url = boost::urls::parse_absolute_uri(*event.target_uri);

@@ -55,6 +55,8 @@ BAD_ENVELOPES = [
      "invalid_schedule_time", "schedule_time"),
     ("schedule_time-date-only", {"schedule_time": "2025-09-11"}, [], "invalid_schedule_time",
      "schedule_time"),
+    ("idempotency_key-nul", {"idempotency_key": "k\x00x"}, [], "invalid_field",
+     "idempotency_key"),
     ("payload-too-deep", {"payload": TOO_DEEP}, [], "payload_too_deep", "payload"),
     ("payload-too-large", {"payload": {"s": "x" * 70000}}, [], "payload_too_large", "payload"),
 ]

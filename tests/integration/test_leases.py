@@ -243,8 +243,9 @@ def test_heartbeat_feeds_liveness_metric(api):
     ({"worker_id": "w", "queues": ["x"], "wait_ms": -1}, "wait_ms"),
     ({"worker_id": "w", "queues": ["x"], "task_types": {"t": ["1"]}}, "task_types"),
     ({"worker_id": "w", "queues": ["x"], "bogus": 1}, "bogus"),
+    ({"worker_id": "w\x00", "queues": ["x"]}, "worker_id"),
 ], ids=["missing-worker", "max_tasks-0", "max_tasks-101", "wait_ms-high", "wait_ms-negative",
-        "task_types-bad", "unknown-field"])
+        "task_types-bad", "unknown-field", "worker-nul"])
 def test_bad_lease_request_is_400(api, body, field):
     r = api.post("/v1/leases", body)
     assert r.status == 400 and r.code in ("missing_field", "invalid_field", "unknown_field"), r

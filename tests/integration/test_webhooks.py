@@ -164,11 +164,17 @@ def test_malformed_signed_event_is_400_naming_the_field(wapi, etype):
         ({"event_id": "", "event_type": etype, "payload": {}}, "event_id"),
         ({"event_id": uid("ev"), "event_type": etype, "payload": {},
           "target_uri": "http://127.0.0.1:1/"}, "target_uri"),
+        # No control characters in ids (a NUL fits no PostgreSQL text column), and the trace_id
+        # the deliveries inherit follows a task's rule.
+        ({"event_id": uid("ev") + "\x00", "event_type": etype, "payload": {}}, "event_id"),
+        ({"event_id": uid("ev"), "event_type": etype + "\n", "payload": {}}, "event_type"),
+        ({"event_id": uid("ev"), "event_type": etype, "payload": {}, "trace_id": "tr\u00e4ce"},
+         "trace_id"),
     ]
     for ev, field in cases:
         r = post_event(wapi, ev)
         assert r.status == 400 and field in (r.field or ""), (ev, r)
-        if "event_id" in ev and ev["event_id"]:
+        if "event_id" in ev and ev["event_id"].isprintable():
             assert_not_stored(wapi, ev["event_id"])
     r = post_event(wapi, None, raw=b"{not json")
     assert r.status == 400, r

@@ -162,8 +162,12 @@ boost::json::object Task::ToWire(const Limits& limits) const {
     w["trace_id"] = trace_id;
   }
   if (!idempotency_key.empty()) {
-    if (CodePoints(idempotency_key) > 200) {
-      Invalid("idempotency_key", "invalid_field", "idempotency_key must be 1-200 characters");
+    const bool control = std::any_of(idempotency_key.begin(), idempotency_key.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    if (CodePoints(idempotency_key) > 200 || control) {
+      Invalid("idempotency_key", "invalid_field",
+              "idempotency_key must be 1-200 characters, none of them a control character");
     }
     w["idempotency_key"] = idempotency_key;
   }

@@ -73,8 +73,10 @@ def to_wire(fields: Mapping[str, Any], *, max_depth: Optional[int] = DEFAULT_MAX
             if not isinstance(value, str) or not TRACE_ID.match(value):
                 raise ValidationError(key, "must be 1-128 visible ASCII characters")
         elif key == "idempotency_key":
-            if not isinstance(value, str) or not 1 <= len(value) <= 200:
-                raise ValidationError(key, "must be a string of 1-200 characters")
+            if (not isinstance(value, str) or not 1 <= len(value) <= 200
+                    or any(c < " " or c == "\x7f" for c in value)):
+                raise ValidationError(
+                    key, "must be a string of 1-200 characters, none of them a control character")
         elif key in INT_RANGES:
             low, high = INT_RANGES[key]
             if not is_int(value) or value < low or (high is not None and value > high):

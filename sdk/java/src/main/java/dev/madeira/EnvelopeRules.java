@@ -77,8 +77,9 @@ final class EnvelopeRules {
     static void idempotencyKey(String v) {
         if (v != null) {
             int n = v.codePointCount(0, v.length());
-            if (n < 1 || n > 200) {
-                throw invalid("idempotency_key", "idempotency_key must be 1-200 characters");
+            if (n < 1 || n > 200 || v.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
+                throw invalid("idempotency_key",
+                        "idempotency_key must be 1-200 characters, none of them a control character");
             }
         }
     }
