@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/envelope.h"
+#include "core/json_text.h"
 #include "core/time.h"
 
 namespace {
@@ -32,6 +33,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         !IsValidName(spec->queue) || spec->payload.size() > limits.max_payload_bytes ||
         spec->schedule_time < kNow || spec->schedule_time > kNow + limits.max_delay ||
         spec->content_hash.size() != 64) {
+      __builtin_trap();
+    }
+    // What is stored and answered is JSON again (1e400 once became `Infinity`), and holds no
+    // byte a PostgreSQL text column refuses where it is not escaped.
+    if (!IsJsonText(spec->payload) ||
+        (spec->idempotency_key && HasControlCharacter(*spec->idempotency_key)) ||
+        !IsValidTraceId(spec->trace_id)) {
       __builtin_trap();
     }
   }
