@@ -14,6 +14,7 @@
 #include "api/request_decoders.h"
 #include "api/router.h"
 #include "api/webhook_json.h"
+#include "core/envelope.h"
 
 namespace {
 
@@ -34,7 +35,8 @@ void DecodeBodies(std::string_view body) {
   }
   if (auto lease = api::DecodeLease(body)) {
     if (lease->queues.empty() || lease->max_tasks < 1 || lease->max_tasks > 100 ||
-        lease->wait_ms < 0 || lease->wait_ms > 30'000 || lease->worker_id.empty()) {
+        lease->wait_ms < 0 || lease->wait_ms > 30'000 || lease->worker_id.empty() ||
+        core::HasControlCharacter(lease->worker_id)) {  // it goes on every attempt's record
       __builtin_trap();
     }
   }
@@ -50,7 +52,9 @@ void DecodeBodies(std::string_view body) {
   if (auto acks = api::DecodeAckBatch(body)) {
     if (acks->empty() || acks->size() > api::kMaxBatch) __builtin_trap();
   }
-  (void)api::DecodeHeartbeat(body);
+  if (auto hb = api::DecodeHeartbeat(body)) {
+    if (hb->worker_id.empty() || core::HasControlCharacter(hb->worker_id)) __builtin_trap();
+  }
   (void)api::DecodeEmpty(body);
   (void)api::DecodeReplay(body);
   for (bool allow_edits : {true, false}) {
