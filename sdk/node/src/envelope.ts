@@ -143,8 +143,8 @@ export function validateEnvelope(
   integerIn(env, "priority", 0, 1000, index);
   stringMatching(env, "trace_id", TRACE_ID, "1–128 visible ASCII characters", index);
   const key = env.idempotency_key;
-  if (key !== undefined && (typeof key !== "string" || [...key].length > 200 || /[\x00-\x1f\x7f]/.test(key))) {
-    throw new ValidationError("idempotency_key", "invalid_field", "must be a string of at most 200 characters, none of them a control character", index);
+  if (key !== undefined && (typeof key !== "string" || key === "" || [...key].length > 200 || /[\x00-\x1f\x7f]/.test(key))) {
+    throw new ValidationError("idempotency_key", "invalid_field", "must be a string of 1-200 characters, none of them a control character", index);
   }
   return env as unknown as WireEnvelope;
 }
