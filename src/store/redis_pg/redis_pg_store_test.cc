@@ -189,6 +189,34 @@ TEST(RedisPgStore, TwoStoresShareTheWorkAndLeaseEachTaskOnce) {
   (*b)->Close();
 }
 
+// Up to max_tasks of queue "q" (TestSpec's), for worker "w".
+LeaseRequest LeaseFromQ(int max_tasks) {
+  LeaseRequest lease;
+  lease.worker_id = "w";
+  lease.queues = {"q"};
+  lease.max_tasks = max_tasks;
+  lease.now = testing::kT0 + 1;
+  return lease;
+}
+
+// Leases one task of queue "q" and acks it as `ack` says (its lease_id and, when unset, its now
+// filled in). The acked task's id; empty, with the failure recorded, when a step fails.
+std::string LeaseOneAndAck(Store& store, AckRequest ack = {}) {
+  auto batch = testing::Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  if (!batch || batch->leases.size() != 1) {
+    ADD_FAILURE() << "lease: " << (batch ? "not one task" : batch.error().message);
+    return "";
+  }
+  ack.lease_id = batch->leases[0].lease_id;
+  if (ack.now == 0) ack.now = testing::kT0 + 2;
+  auto acked = testing::Await<AttemptReport>([&](auto done) { store.Ack(ack, done); });
+  if (!acked) {
+    ADD_FAILURE() << "ack: " << acked.error().message;
+    return "";
+  }
+  return batch->leases[0].task.spec.task_id;
+}
+
 // Redis restarted or PostgreSQL killed our backend while the store was idle: the next operations
 // run on new connections instead of failing (service resumes by itself).
 TEST(RedisPgStore, ResumesAfterTheServersDropItsConnections) {
@@ -227,10 +255,20 @@ TEST(RedisPgStore, ResumesAfterTheServersDropItsConnections) {
 
   auto got = Await<core::Task>([&](auto done) { store.Get("a", done); });
   ASSERT_TRUE(got) << got.error().message;
+  // A submit's record goes through a new PostgreSQL session (its record tables and prepared
+  // statements made again there), then a lease's and an ack's.
+  spec.task_id = "b";
+  ASSERT_TRUE(
+      Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
+  const std::string acked = LeaseOneAndAck(store);
+  ASSERT_FALSE(acked.empty());
   SearchQuery q;
   auto page = Await<SearchPage>([&](auto done) { store.Search(q, done); });
   ASSERT_TRUE(page) << page.error().message;
-  EXPECT_EQ(page->tasks.size(), 1u);
+  EXPECT_EQ(page->tasks.size(), 2u);
+  auto recorded = Await<core::Task>([&](auto done) { store.Get(acked, done); });  // from PG
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  EXPECT_EQ(recorded->status, core::TaskStatus::kSucceeded);
   store.Close();
 }
 
@@ -427,34 +465,6 @@ std::unique_ptr<Store> OpenOwn(const std::string& name, std::string* name_space 
     return nullptr;
   }
   return std::move(*opened);
-}
-
-// Up to max_tasks of queue "q" (TestSpec's), for worker "w".
-LeaseRequest LeaseFromQ(int max_tasks) {
-  LeaseRequest lease;
-  lease.worker_id = "w";
-  lease.queues = {"q"};
-  lease.max_tasks = max_tasks;
-  lease.now = testing::kT0 + 1;
-  return lease;
-}
-
-// Leases one task of queue "q" and acks it as `ack` says (its lease_id and, when unset, its now
-// filled in). The acked task's id; empty, with the failure recorded, when a step fails.
-std::string LeaseOneAndAck(Store& store, AckRequest ack = {}) {
-  auto batch = testing::Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
-  if (!batch || batch->leases.size() != 1) {
-    ADD_FAILURE() << "lease: " << (batch ? "not one task" : batch.error().message);
-    return "";
-  }
-  ack.lease_id = batch->leases[0].lease_id;
-  if (ack.now == 0) ack.now = testing::kT0 + 2;
-  auto acked = testing::Await<AttemptReport>([&](auto done) { store.Ack(ack, done); });
-  if (!acked) {
-    ADD_FAILURE() << "ack: " << acked.error().message;
-    return "";
-  }
-  return batch->leases[0].task.spec.task_id;
 }
 
 // A lease id names its task (<random>~<queue>~<task id>), so no key per lease is kept; a lease
