@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "core/log.h"
 
@@ -27,6 +28,11 @@ constexpr auto kClaimInterval = std::chrono::seconds(2);
 // that waits for them answers the next submits that much later.
 constexpr auto kTrimInterval = std::chrono::milliseconds(200);
 constexpr int64_t kClaimIdleMs = 5'000;
+// How long a flush waits for other processes' copies of entries they read before its own read
+// (one of them may be a submit waiting here) before it claims and copies them itself, and how
+// often it asks meanwhile. Their copies take a few milliseconds; copying twice is harmless.
+constexpr auto kOthersCopyWait = std::chrono::milliseconds(50);
+constexpr auto kOthersCopyPoll = std::chrono::milliseconds(1);
 
 // What one round of a flush read (FlushOutbox): every entry id (entries without fields too),
 // the entries, and per task id the entries holding a change of its state (kept pending when its
@@ -37,12 +43,12 @@ struct OutboxRead {
   std::multimap<std::string, std::string> state_ids;
 };
 
-// Parses one XREADGROUP reply into `into` (pointing into `reply`); how many entries it held.
-size_t ParseOutboxRead(const RedisReply& reply, OutboxRead& into) {
-  if (reply.IsError()) throw RedisIoError("redis: XREADGROUP: " + reply.str);
-  if (reply.IsNil() || reply.elements.empty()) return 0;
+// Parses entries as XRANGE and XCLAIM answer them ([id, fields] each) into `into` (pointing
+// into `entries`); how many there were.
+size_t ParseOutboxEntries(const RedisReply& entries, OutboxRead& into) {
   const size_t before = into.ids.size();
-  for (const RedisReply& e : reply.elements[0].elements.at(1).elements) {
+  for (const RedisReply& e : entries.elements) {
+    if (e.IsNil() || e.elements.empty()) continue;  // XCLAIM of an entry trimmed meanwhile
     into.ids.push_back(e.elements.at(0).str);
     if (e.elements.size() < 2 || e.elements[1].IsNil()) continue;
     OutboxEntry& entry = into.entries.emplace_back();
@@ -62,6 +68,27 @@ size_t ParseOutboxRead(const RedisReply& reply, OutboxRead& into) {
     }
   }
   return into.ids.size() - before;
+}
+
+// Parses one XREADGROUP reply into `into` (pointing into `reply`); how many entries it held.
+size_t ParseOutboxRead(const RedisReply& reply, OutboxRead& into) {
+  if (reply.IsError()) throw RedisIoError("redis: XREADGROUP: " + reply.str);
+  if (reply.IsNil() || reply.elements.empty()) return 0;
+  return ParseOutboxEntries(reply.elements[0].elements.at(1), into);
+}
+
+// The consumers other than `self` holding pending entries in an XPENDING summary ([count, min
+// id, max id, [[consumer, count], ...]]), and the newest id pending.
+std::vector<std::string> OtherHolders(const RedisReply& summary, const std::string& self,
+                                      std::string& newest) {
+  if (summary.IsError()) throw RedisIoError("redis: XPENDING: " + summary.str);
+  std::vector<std::string> others;
+  if (summary.elements.size() < 4 || summary.elements[3].IsNil()) return others;
+  for (const RedisReply& c : summary.elements[3].elements) {
+    if (c.elements.size() == 2 && c.elements[0].str != self) others.push_back(c.elements[0].str);
+  }
+  newest = summary.elements[2].str;
+  return others;
 }
 
 // The full rows a flush COPYed into record_tasks (see CopyToRecord), each over an older version.
@@ -281,6 +308,11 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
   // consumer may run meanwhile (it could hold entries added before the call: see recorder.h).
   enum class Phase { kPending, kNew };
   Phase phase = Phase::kPending;
+  // Other processes' recorders read new entries too, so an entry written here before the call
+  // may be in one of their copies: the consumers holding entries at our first read, and the
+  // newest id they held then.
+  std::vector<std::string> others;
+  std::string others_newest;
   std::string after = "0";  // pending entries are read past this id (deferred ones stay behind)
   auto read = [&](const std::string& from) {
     return RedisCall{std::nullopt,
@@ -293,9 +325,12 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
   for (int round = 0; round < kFlushRounds; ++round) {
     std::vector<RedisCall> calls;
     if (ack_later_) calls.push_back(*ack_later_);
-    if (phase == Phase::kPending && round == 0) {
+    const bool first = phase == Phase::kPending && round == 0;
+    if (first) {
       calls.push_back(read(after));
       calls.push_back(read(">"));
+      // Right after our read of new entries: who else holds entries read before it.
+      calls.push_back(RedisCall{std::nullopt, {"XPENDING", stream, "pg"}});
     } else {
       calls.push_back(read(phase == Phase::kNew ? ">" : after));
     }
@@ -303,6 +338,11 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     if (ack_later_) {
       ack_later_.reset();
       replies.erase(replies.begin());  // an XACK that failed leaves entries to copy again
+    }
+    if (first) {
+      others = OtherHolders(replies.back(), consumer_, others_newest);
+      if (!others.empty()) saw_others_ = std::chrono::steady_clock::now();
+      replies.pop_back();
     }
     OutboxRead got;
     std::vector<size_t> read_counts;  // entries each read returned
@@ -331,11 +371,12 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
       for (const std::string& id : got.ids) {
         if (keep.count(id) == 0) ack.push_back(id);
       }
-      if (ack.size() > 3) ack_later_ = RedisCall{std::nullopt, ack};
+      AckLater(ack);
     }
     // Committed (or nothing to copy): the work written before this flush began is answered now,
     // its XACK still to go.
     if (all_read) {
+      if (!others.empty()) AwaitOthersCopies(stream, others, others_newest);
       if (caught_up) caught_up();
       TrimOutbox();
       return true;
@@ -345,6 +386,62 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
   }
   TrimOutbox();
   return false;
+}
+
+void Backend::AckLater(const RedisCommand& ack) {
+  if (ack.size() <= 3) return;  // XACK stream group: no ids
+  if (!ack_later_) {
+    ack_later_ = RedisCall{std::nullopt, ack};
+  } else {
+    ack_later_->args.insert(ack_later_->args.end(), ack.begin() + 3, ack.end());
+  }
+}
+
+void Backend::AwaitOthersCopies(const std::string& stream, const std::vector<std::string>& others,
+                                const std::string& newest) {
+  // The entries up to `newest` still pending with those consumers (acknowledged once copied).
+  auto held = [&] {
+    std::vector<RedisCall> calls;
+    for (const std::string& c : others) {
+      calls.push_back(RedisCall{std::nullopt, {"XPENDING", stream, "pg", "-", newest, "1000", c}});
+    }
+    std::vector<std::string> ids;
+    for (const RedisReply& r : Pipeline(calls)) {
+      if (r.IsError()) throw RedisIoError("redis: XPENDING: " + r.str);
+      for (const RedisReply& e : r.elements) ids.push_back(e.elements.at(0).str);
+    }
+    return ids;
+  };
+  std::vector<std::string> ids = held();
+  const auto deadline = std::chrono::steady_clock::now() + kOthersCopyWait;
+  while (!ids.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(kOthersCopyPoll);
+    ids = held();
+  }
+  if (ids.empty()) return;
+  // Still held: their process is slow, stuck or gone. Take them over and copy them here.
+  RedisCommand claim{"XCLAIM", stream, "pg", consumer_, "0"};
+  claim.insert(claim.end(), ids.begin(), ids.end());
+  RedisReply claimed = Call(RedisCall{std::nullopt, claim});
+  if (claimed.IsError()) throw RedisIoError("redis: XCLAIM: " + claimed.str);
+  OutboxRead got;
+  ParseOutboxEntries(claimed, got);
+  if (got.ids.empty()) return;
+  const std::set<std::string> deferred = CopyEntries(got.entries);
+  RedisCommand ack{"XACK", stream, "pg"};
+  for (const std::string& id : got.ids) {
+    bool keep = false;
+    for (const std::string& task_id : deferred) {
+      auto [from, to] = got.state_ids.equal_range(task_id);
+      for (auto it = from; it != to; ++it) keep = keep || it->second == id;
+    }
+    if (!keep) ack.push_back(id);
+  }
+  AckLater(ack);
+}
+
+bool Backend::SharesOutbox() const {
+  return std::chrono::steady_clock::now() - saw_others_ < std::chrono::seconds(10);
 }
 
 void Backend::CatchUpRecord() {

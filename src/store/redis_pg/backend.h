@@ -94,6 +94,10 @@ class Backend {
   // Sends the acknowledgement the last FlushOutbox left for the next one's first read (before
   // closing: entries left pending are copied again by another process after 5 s).
   void SendDeferredAck();
+  // Whether other processes' recorders read this outbox lately (their entries were seen
+  // pending): they wait for our acknowledgements (AwaitOthersCopies), so an idle recorder sends
+  // its deferred one at once.
+  bool SharesOutbox() const;
 
   // What the reads served from PostgreSQL (Search, Attempts, a terminal task, dead-task filters)
   // do first so that they see every change made before them: by default a FlushOutbox of their
@@ -165,7 +169,12 @@ class Backend {
   // go to the stream P outbox:rejected with the error, logged, instead of stopping the copy.
   std::set<std::string> CopyEntries(const std::vector<OutboxEntry>& entries);
   void CatchUpRecord();  // SetCatchUpRecord's, else FlushOutbox
-  void TrimOutbox();     // drops the entries every process has copied
+  // Waits (briefly) until the entries the consumers `others` held up to id `newest` are
+  // acknowledged, i.e. copied by their processes; claims and copies what is still held then.
+  void AwaitOthersCopies(const std::string& stream, const std::vector<std::string>& others,
+                         const std::string& newest);
+  void AckLater(const RedisCommand& ack);  // adds the ids of an XACK to ack_later_
+  void TrimOutbox();                       // drops the entries every process has copied
   // Writes recorded events (rows of recover.cc's kEventColumns) back into Redis for `ttl` ms
   // unless Redis has them; returns how many rows there were.
   int RestoreEventRows(const PgResult& rows, Millis ttl);
@@ -189,6 +198,7 @@ class Backend {
   size_t record_rows_deleted_ = 0;  // rows the record tables hold as dead since their last TRUNCATE
   std::vector<RedisCall> sent_;     // what Send wrote and Receive has not read the replies of
   std::optional<RedisCall> ack_later_;  // the last copy's XACK, sent with the next read
+  std::chrono::steady_clock::time_point saw_others_{};  // other consumers' entries pending
   // RotateEndedClaims: none (nullptr) on backends that do not rotate.
   core::Millis ended_retention_ = 0;
   const core::Clock* clock_ = nullptr;

@@ -121,6 +121,21 @@ void Recorder::Loop() {
     // Work Redis accepted is answered as accepted even when its copy failed: it is durable in
     // Redis and the outbox copies it later (refusing it now would invite a duplicate).
     if (drained || !error.empty() || stopping) AnswerUpTo(target);
+    // Other processes' flushes wait for our acknowledgement of entries we read before theirs
+    // (Backend::AwaitOthersCopies): when no copy follows at once to carry it, send it now.
+    if (error.empty() && !stopping && backend_->SharesOutbox()) {
+      bool idle = false;
+      {
+        std::lock_guard lock(mu_);
+        idle = written_ == target && waiting_.empty();
+      }
+      if (idle) {
+        try {
+          backend_->SendDeferredAck();
+        } catch (const std::exception&) {  // Redis away: the next flush sends it, or retries
+        }
+      }
+    }
     if (stopping) {
       std::lock_guard lock(mu_);
       if (waiting_.empty()) {

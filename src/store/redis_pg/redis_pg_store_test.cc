@@ -70,6 +70,14 @@ redis_pg::RedisConn AdminRedis() {
   return redis_pg::RedisConn(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
 }
 
+// Clients blocked in a command (a blocking XREADGROUP, say), from INFO clients.
+int64_t BlockedClients(redis_pg::RedisConn& admin) {
+  const std::string info = admin.Command({"INFO", "clients"}).str;
+  const std::string key = "blocked_clients:";
+  const size_t at = info.find(key);
+  return at == std::string::npos ? -1 : std::stoll(info.substr(at + key.size()));
+}
+
 std::unique_ptr<Store> OpenForTest(const std::string& dir) {
   if (!HaveServices()) return nullptr;
   auto store = OpenRedisPgStore(TestOptions(NamespaceFor(dir)));
@@ -890,6 +898,48 @@ TEST(RedisPgStore, EverySubmitIsInPostgresqlWhenItIsAnswered) {
   EXPECT_TRUE(not_recorded.empty()) << not_recorded.size() << " answered before their row was "
                                     << "committed, the first " << not_recorded.front();
   lock.unlock();
+  store.Close();
+}
+
+// The outbox is one stream for every process: another process's recorder can read the entry
+// of this process's submit first. The submit is still answered only once its row is committed:
+// here the other reader (a blocked XREADGROUP standing in for another process) takes the entry
+// and never copies it, so the store must wait, then claim the entry and copy it itself.
+TEST(RedisPgStore, ASubmitReadByAnotherProcessesRecorderIsAnsweredOnceRecorded) {
+  std::string ns;
+  auto own = OpenOwn("read-by-another", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns);
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
+      [&](auto done) { store.Submit({TestSpec("first")}, kT0, done); }));  // the group exists
+  const std::string outbox = "madeira:" + ns + ":outbox";
+  redis_pg::RedisConn admin = AdminRedis();
+  const int64_t blocked_before = BlockedClients(admin);
+  std::future<redis_pg::RedisReply> stolen = std::async(std::launch::async, [&] {
+    redis_pg::RedisConn other = AdminRedis();
+    return other.Command({"XREADGROUP", "GROUP", "pg", "another-process", "COUNT", "100", "BLOCK",
+                          "5000", "STREAMS", outbox, ">"});
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (BlockedClients(admin) <= blocked_before) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the other reader never blocked";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+
+  std::promise<std::string> answered;
+  store.Submit({TestSpec("taken")}, kT0, [&](Result<std::vector<SubmitOutcome>> r) {
+    if (!r) return answered.set_value("refused: " + r.error().message);
+    const bool recorded = pg.Exec("SELECT 1 FROM tasks WHERE task_id = 'taken'", {}).Rows() == 1;
+    answered.set_value(recorded ? "recorded" : "answered before its row was committed");
+  });
+  std::future<std::string> outcome = answered.get_future();
+  ASSERT_EQ(outcome.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(outcome.get(), "recorded");
+  // The other reader did take the submit's entry (else this test shows nothing).
+  redis_pg::RedisReply got = stolen.get();
+  ASSERT_FALSE(got.IsNil()) << "the other reader got nothing";
+  EXPECT_EQ(got.elements.at(0).elements.at(1).elements.size(), 1u);
   store.Close();
 }
 
