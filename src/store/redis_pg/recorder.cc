@@ -103,8 +103,19 @@ void Recorder::Loop() {
       }
       // New work written before this copy began is answered as soon as its rows are committed.
       drained = backend_->FlushOutbox([&] { AnswerUpTo(target); });
-    } catch (const std::exception& e) {
-      error = e.what();
+    } catch (const std::exception& first) {
+      // A connection dropped while idle (a Redis or PostgreSQL restart, an idle timeout on the
+      // way) fails only the call that finds it: the next one connects again. So a healthy
+      // recorder tries once more at once, rather than refuse new work until its next try.
+      error = first.what();
+      if (ok_) {
+        try {
+          drained = backend_->FlushOutbox([&] { AnswerUpTo(target); });
+          error.clear();
+        } catch (const std::exception& again) {
+          error = again.what();
+        }
+      }
     }
     if (error.empty() && !ok_) {
       core::Log(core::LogLevel::kInfo, "redis-pg: the record is written again");

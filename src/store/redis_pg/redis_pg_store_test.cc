@@ -263,15 +263,28 @@ TEST(RedisPgStore, ResumesAfterTheServersDropItsConnections) {
 
   auto got = Await<core::Task>([&](auto done) { store.Get("a", done); });
   ASSERT_TRUE(got) << got.error().message;
-  // A submit's record goes through a new PostgreSQL session (its record tables and prepared
-  // statements made again there), then a lease's and an ack's.
-  spec.task_id = "b";
-  ASSERT_TRUE(
-      Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
-  const std::string acked = LeaseOneAndAck(store);
-  ASSERT_FALSE(acked.empty());
+  // A search waits for the recorder's copy, the first call on its dropped connections: that
+  // copy connects again at once rather than fail (which would refuse the submit below).
   SearchQuery q;
   auto page = Await<SearchPage>([&](auto done) { store.Search(q, done); });
+  ASSERT_TRUE(page) << page.error().message;
+  EXPECT_EQ(page->tasks.size(), 1u);
+  // A submit's record goes through a new PostgreSQL session (its record tables and prepared
+  // statements made again there) before it is answered, then a lease's and an ack's.
+  spec.task_id = "b";
+  redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns);
+  bool b_recorded = false;
+  auto submitted = Await<std::vector<SubmitOutcome>>([&](auto done) {
+    store.Submit({spec}, kT0, [&, done](Result<std::vector<SubmitOutcome>> r) {
+      b_recorded = pg.Exec("SELECT 1 FROM tasks WHERE task_id = 'b'", {}).Rows() == 1;
+      done(std::move(r));
+    });
+  });
+  ASSERT_TRUE(submitted) << submitted.error().message;
+  EXPECT_TRUE(b_recorded) << "answered before its row was committed";
+  const std::string acked = LeaseOneAndAck(store);
+  ASSERT_FALSE(acked.empty());
+  page = Await<SearchPage>([&](auto done) { store.Search(q, done); });
   ASSERT_TRUE(page) << page.error().message;
   EXPECT_EQ(page->tasks.size(), 2u);
   auto recorded = Await<core::Task>([&](auto done) { store.Get(acked, done); });  // from PG
