@@ -34,15 +34,6 @@ constexpr int64_t kClaimIdleMs = 5'000;
 constexpr auto kOthersCopyWait = std::chrono::milliseconds(50);
 constexpr auto kOthersCopyPoll = std::chrono::milliseconds(1);
 
-// What one round of a flush read (FlushOutbox): every entry id (entries without fields too),
-// the entries, and per task id the entries holding a change of its state (kept pending when its
-// row is not there yet).
-struct OutboxRead {
-  std::vector<OutboxEntry> entries;
-  std::vector<std::string> ids;
-  std::multimap<std::string, std::string> state_ids;
-};
-
 // Parses entries as XRANGE and XCLAIM answer them ([id, fields] each) into `into` (pointing
 // into `entries`); how many there were.
 size_t ParseOutboxEntries(const RedisReply& entries, OutboxRead& into) {
@@ -358,21 +349,7 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     // pending ones before them.
     const bool all_read = new_done && (phase == Phase::kNew || pending_done);
     if (phase == Phase::kPending && read_counts[0] > 0) after = got.ids[read_counts[0] - 1];
-    if (!got.ids.empty()) {
-      const std::set<std::string> deferred = CopyEntries(got.entries);
-      // A change whose task has no row yet (its full record is with another process's copy)
-      // stays pending, for a later flush; everything else is done.
-      RedisCommand ack{"XACK", stream, "pg"};
-      std::set<std::string> keep;
-      for (const std::string& task_id : deferred) {
-        auto [from, to] = got.state_ids.equal_range(task_id);
-        for (auto it = from; it != to; ++it) keep.insert(it->second);
-      }
-      for (const std::string& id : got.ids) {
-        if (keep.count(id) == 0) ack.push_back(id);
-      }
-      AckLater(ack);
-    }
+    CopyAndAckLater(stream, got);
     // Committed (or nothing to copy): the work written before this flush began is answered now,
     // its XACK still to go.
     if (all_read) {
@@ -388,8 +365,21 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
   return false;
 }
 
-void Backend::AckLater(const RedisCommand& ack) {
-  if (ack.size() <= 3) return;  // XACK stream group: no ids
+void Backend::CopyAndAckLater(const std::string& stream, const OutboxRead& got) {
+  if (got.ids.empty()) return;
+  const std::set<std::string> deferred = CopyEntries(got.entries);
+  // A change whose task has no row yet (its full record is with another process's copy)
+  // stays pending, for a later flush; everything else is done.
+  std::set<std::string> keep;
+  for (const std::string& task_id : deferred) {
+    auto [from, to] = got.state_ids.equal_range(task_id);
+    for (auto it = from; it != to; ++it) keep.insert(it->second);
+  }
+  RedisCommand ack{"XACK", stream, "pg"};
+  for (const std::string& id : got.ids) {
+    if (keep.count(id) == 0) ack.push_back(id);
+  }
+  if (ack.size() == 3) return;  // XACK stream group: no ids
   if (!ack_later_) {
     ack_later_ = RedisCall{std::nullopt, ack};
   } else {
@@ -426,18 +416,7 @@ void Backend::AwaitOthersCopies(const std::string& stream, const std::vector<std
   if (claimed.IsError()) throw RedisIoError("redis: XCLAIM: " + claimed.str);
   OutboxRead got;
   ParseOutboxEntries(claimed, got);
-  if (got.ids.empty()) return;
-  const std::set<std::string> deferred = CopyEntries(got.entries);
-  RedisCommand ack{"XACK", stream, "pg"};
-  for (const std::string& id : got.ids) {
-    bool keep = false;
-    for (const std::string& task_id : deferred) {
-      auto [from, to] = got.state_ids.equal_range(task_id);
-      for (auto it = from; it != to; ++it) keep = keep || it->second == id;
-    }
-    if (!keep) ack.push_back(id);
-  }
-  AckLater(ack);
+  CopyAndAckLater(stream, got);
 }
 
 bool Backend::SharesOutbox() const {

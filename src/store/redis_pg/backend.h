@@ -41,6 +41,15 @@ struct OutboxEntry {
   std::string unreadable;
 };
 
+// What one round of a flush read (FlushOutbox): every entry id (entries without fields too),
+// the entries, and per task id the entries holding a change of its state (kept pending when its
+// row is not there yet).
+struct OutboxRead {
+  std::vector<OutboxEntry> entries;
+  std::vector<std::string> ids;
+  std::multimap<std::string, std::string> state_ids;
+};
+
 // A command for the pipeline: a script with its arguments (the key prefix is added), or a
 // plain command when `script` is empty.
 struct RedisCall {
@@ -173,8 +182,10 @@ class Backend {
   // acknowledged, i.e. copied by their processes; claims and copies what is still held then.
   void AwaitOthersCopies(const std::string& stream, const std::vector<std::string>& others,
                          const std::string& newest);
-  void AckLater(const RedisCommand& ack);  // adds the ids of an XACK to ack_later_
-  void TrimOutbox();                       // drops the entries every process has copied
+  // CopyEntries of a read's entries, then their XACK added to ack_later_ (but for the entries
+  // deferred: state changes whose task has no row yet).
+  void CopyAndAckLater(const std::string& stream, const OutboxRead& got);
+  void TrimOutbox();  // drops the entries every process has copied
   // Writes recorded events (rows of recover.cc's kEventColumns) back into Redis for `ttl` ms
   // unless Redis has them; returns how many rows there were.
   int RestoreEventRows(const PgResult& rows, Millis ttl);
