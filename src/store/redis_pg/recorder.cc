@@ -97,24 +97,21 @@ void Recorder::Loop() {
     }
     bool drained = false;
     std::string error;
-    try {
-      if (!ok_) {  // an empty outbox would not touch PostgreSQL: ask it
-        if (auto ping = backend_->Ping(); !ping) throw std::runtime_error(ping.error().message);
-      }
-      // New work written before this copy began is answered as soon as its rows are committed.
-      drained = backend_->FlushOutbox([&] { AnswerUpTo(target); });
-    } catch (const std::exception& first) {
-      // A connection dropped while idle (a Redis or PostgreSQL restart, an idle timeout on the
-      // way) fails only the call that finds it: the next one connects again. So a healthy
-      // recorder tries once more at once, rather than refuse new work until its next try.
-      error = first.what();
-      if (ok_) {
-        try {
-          drained = backend_->FlushOutbox([&] { AnswerUpTo(target); });
-          error.clear();
-        } catch (const std::exception& again) {
-          error = again.what();
+    // A connection dropped while idle (a Redis or PostgreSQL restart, an idle timeout on the
+    // way) fails only the call that finds it: the next one connects again. So a healthy
+    // recorder tries once more at once, rather than refuse new work until its next try.
+    const int tries = ok_ ? 2 : 1;
+    for (int attempt = 1; attempt <= tries; ++attempt) {
+      try {
+        if (!ok_) {  // an empty outbox would not touch PostgreSQL: ask it
+          if (auto ping = backend_->Ping(); !ping) throw std::runtime_error(ping.error().message);
         }
+        // New work written before this copy began is answered as soon as its rows are committed.
+        drained = backend_->FlushOutbox([&] { AnswerUpTo(target); });
+        error.clear();
+        break;
+      } catch (const std::exception& e) {
+        error = e.what();
       }
     }
     if (error.empty() && !ok_) {
