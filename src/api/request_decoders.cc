@@ -53,6 +53,14 @@ store::ReplayEdits ReadEdits(FieldReader& r) {
   return edits;
 }
 
+// A lease's or heartbeat's worker_id: it goes on every attempt's record.
+void CheckWorkerId(FieldReader& r, const std::string& id) {
+  if (id.empty() || id.size() > kMaxWorkerIdChars || core::HasControlCharacter(id)) {
+    r.Fail(ErrorCode::kInvalidField,
+           "worker_id must be 1..200 characters, none of them a control character", "worker_id");
+  }
+}
+
 }  // namespace
 
 Result<boost::json::object> ParseObjectBody(std::string_view body, bool allow_empty) {
@@ -96,10 +104,7 @@ Result<engine::LeaseParams> DecodeLease(std::string_view body) {
   r.AllowOnly({"worker_id", "queues", "task_types", "max_tasks", "wait_ms", "lease_ms"});
   engine::LeaseParams p;
   if (auto id = r.String("worker_id", Presence::kRequired)) {
-    if (id->empty() || id->size() > kMaxWorkerIdChars || core::HasControlCharacter(*id)) {
-      r.Fail(ErrorCode::kInvalidField,
-             "worker_id must be 1..200 characters, none of them a control character", "worker_id");
-    }
+    CheckWorkerId(r, *id);
     p.worker_id = std::move(*id);
   }
   if (const boost::json::array* queues = r.Array("queues", Presence::kRequired)) {
@@ -233,10 +238,7 @@ Result<engine::WorkerHeartbeat> DecodeHeartbeat(std::string_view body) {
   FieldReader r(*o);
   engine::WorkerHeartbeat hb;
   if (auto id = r.String("worker_id", Presence::kRequired)) {
-    if (id->empty() || id->size() > kMaxWorkerIdChars || core::HasControlCharacter(*id)) {
-      r.Fail(ErrorCode::kInvalidField,
-             "worker_id must be 1..200 characters, none of them a control character", "worker_id");
-    }
+    CheckWorkerId(r, *id);
     hb.worker_id = std::move(*id);
   }
   if (auto s = r.String("language", Presence::kOptional)) hb.language = std::move(*s);
