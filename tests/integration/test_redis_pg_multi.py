@@ -510,6 +510,9 @@ def test_flushall_then_recover_brings_back_every_non_terminal_task(services, clu
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600)))
     status, _, body = c.call("POST", "/v1/tasks", later)
     assert status == 202, body
+    # Acks are answered once Redis has them; their record follows within moments. A search
+    # waits for it (a submit's answer does not: it waits for its own task's row only).
+    assert c.call("GET", "/v1/tasks?limit=1")[0] == 200
     for p in procs:
         p.kill9()
 

@@ -34,14 +34,31 @@ constexpr int64_t kClaimIdleMs = 5'000;
 constexpr auto kOthersCopyWait = std::chrono::milliseconds(50);
 constexpr auto kOthersCopyPoll = std::chrono::milliseconds(1);
 
+// What a flush reading the outbox needs to tell this process's submit entries ("o" first).
+struct OwnSubmits {
+  const std::string& origin;
+  OwnEntries& entries;
+};
+
 // Parses entries as XRANGE and XCLAIM answer them ([id, fields] each) into `into` (pointing
-// into `entries`); how many there were.
-size_t ParseOutboxEntries(const RedisReply& entries, OutboxRead& into) {
+// into `entries`); how many there were. This process's submit entries are parsed only when
+// OwnEntries says they must be copied.
+size_t ParseOutboxEntries(const RedisReply& entries, OutboxRead& into, OwnSubmits own) {
   const size_t before = into.ids.size();
+  const auto now = OwnEntries::Clock::now();
   for (const RedisReply& e : entries.elements) {
     if (e.IsNil() || e.elements.empty()) continue;  // XCLAIM of an entry trimmed meanwhile
     into.ids.push_back(e.elements.at(0).str);
     if (e.elements.size() < 2 || e.elements[1].IsNil()) continue;
+    const std::vector<RedisReply>& flat = e.elements[1].elements;
+    if (flat.size() >= 2 && flat[0].str == "o" && flat[1].str == own.origin) {
+      const OwnEntries::Verdict verdict = own.entries.Judge(into.ids.back(), now);
+      if (verdict == OwnEntries::Verdict::kPass) continue;
+      if (verdict == OwnEntries::Verdict::kWait) {
+        into.waiting.push_back(into.ids.back());
+        continue;
+      }
+    }
     OutboxEntry& entry = into.entries.emplace_back();
     entry.id = into.ids.back();
     entry.fields = &e.elements[1];
@@ -62,10 +79,10 @@ size_t ParseOutboxEntries(const RedisReply& entries, OutboxRead& into) {
 }
 
 // Parses one XREADGROUP reply into `into` (pointing into `reply`); how many entries it held.
-size_t ParseOutboxRead(const RedisReply& reply, OutboxRead& into) {
+size_t ParseOutboxRead(const RedisReply& reply, OutboxRead& into, OwnSubmits own) {
   if (reply.IsError()) throw RedisIoError("redis: XREADGROUP: " + reply.str);
   if (reply.IsNil() || reply.elements.empty()) return 0;
-  return ParseOutboxEntries(reply.elements[0].elements.at(1), into);
+  return ParseOutboxEntries(reply.elements[0].elements.at(1), into, own);
 }
 
 // The consumers other than `self` holding pending entries in an XPENDING summary ([count, min
@@ -337,7 +354,9 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     }
     OutboxRead got;
     std::vector<size_t> read_counts;  // entries each read returned
-    for (const RedisReply& r : replies) read_counts.push_back(ParseOutboxRead(r, got));
+    for (const RedisReply& r : replies) {
+      read_counts.push_back(ParseOutboxRead(r, got, {consumer_, own_entries_}));
+    }
     // Where this round leaves the phases: a read that returned less than a batch reached the end
     // of what it reads.
     const bool pending_done =
@@ -369,8 +388,9 @@ void Backend::CopyAndAckLater(const std::string& stream, const OutboxRead& got) 
   if (got.ids.empty()) return;
   const std::set<std::string> deferred = CopyEntries(got.entries);
   // A change whose task has no row yet (its full record is with another process's copy)
-  // stays pending, for a later flush; everything else is done.
-  std::set<std::string> keep;
+  // stays pending, for a later flush, and so does a submit entry the store has not named yet
+  // (OwnEntries); everything else is done.
+  std::set<std::string> keep(got.waiting.begin(), got.waiting.end());
   for (const std::string& task_id : deferred) {
     auto [from, to] = got.state_ids.equal_range(task_id);
     for (auto it = from; it != to; ++it) keep.insert(it->second);
@@ -415,7 +435,7 @@ void Backend::AwaitOthersCopies(const std::string& stream, const std::vector<std
   RedisReply claimed = Call(RedisCall{std::nullopt, claim});
   if (claimed.IsError()) throw RedisIoError("redis: XCLAIM: " + claimed.str);
   OutboxRead got;
-  ParseOutboxEntries(claimed, got);
+  ParseOutboxEntries(claimed, got, {consumer_, own_entries_});
   CopyAndAckLater(stream, got);
 }
 
@@ -429,6 +449,19 @@ void Backend::CatchUpRecord() {
   } else {
     FlushOutbox();
   }
+}
+
+void Backend::CopyNewTasks(const NewTasks& made) {
+  try {
+    std::vector<Fields> records;
+    records.reserve(made.tasks.size());
+    for (const auto& [meta, spec] : made.tasks) records.push_back(NewTaskRecord(meta, spec));
+    CopyToRecord(BuildRecordBatch(records));
+  } catch (...) {
+    own_entries_.LeftToOutbox(made.entries);
+    throw;
+  }
+  own_entries_.Copied(made.entries);
 }
 
 void Backend::SendDeferredAck() {

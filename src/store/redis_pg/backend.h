@@ -23,6 +23,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/random.h"
+#include "store/redis_pg/own_entries.h"
 #include "store/redis_pg/pg_conn.h"
 #include "store/redis_pg/redis_conn.h"
 #include "store/redis_pg/redis_pg_store.h"
@@ -43,11 +44,20 @@ struct OutboxEntry {
 
 // What one round of a flush read (FlushOutbox): every entry id (entries without fields too),
 // the entries, and per task id the entries holding a change of its state (kept pending when its
-// row is not there yet).
+// row is not there yet). Entries whose tasks are in PostgreSQL already are among the ids only.
 struct OutboxRead {
   std::vector<OutboxEntry> entries;
   std::vector<std::string> ids;
   std::multimap<std::string, std::string> state_ids;
+  std::vector<std::string> waiting;  // this process's submit entries left pending (OwnEntries)
+};
+
+// New tasks a store batch made, as their submits' outbox entries hold them: the recorder copies
+// them into PostgreSQL from here (Backend::CopyNewTasks), without reading them back from Redis
+// first, and passes over those entries when it reads them later.
+struct NewTasks {
+  std::vector<std::pair<std::string, std::string>> tasks;  // "seq\tstatus", packed spec
+  std::vector<std::string> entries;  // the outbox entries holding them, and nothing else
 };
 
 // A command for the pipeline: a script with its arguments (the key prefix is added), or a
@@ -100,6 +110,13 @@ class Backend {
   // committed (before the acknowledgements go and the stream is trimmed).
   // Throws PgError / RedisIoError; what was not copied is copied by a later call.
   bool FlushOutbox(const std::function<void()>& caught_up = {});
+  // Copies tasks a submit made into PostgreSQL as their outbox entries hold them, and notes
+  // those entries: a later FlushOutbox acknowledges them without copying them again. Throws
+  // PgError (then the entries are left to the outbox's copy, as LeftToOutbox).
+  void CopyNewTasks(const NewTasks& made);
+  // This process's submit entries whose batch waits for the outbox's copy: a FlushOutbox that
+  // meets them copies them (until then it leaves them pending, see OwnEntries).
+  void LeftToOutbox(const std::vector<std::string>& entries) { own_entries_.LeftToOutbox(entries); }
   // Sends the acknowledgement the last FlushOutbox left for the next one's first read (before
   // closing: entries left pending are copied again by another process after 5 s).
   void SendDeferredAck();
@@ -209,6 +226,7 @@ class Backend {
   size_t record_rows_deleted_ = 0;  // rows the record tables hold as dead since their last TRUNCATE
   std::vector<RedisCall> sent_;     // what Send wrote and Receive has not read the replies of
   std::optional<RedisCall> ack_later_;  // the last copy's XACK, sent with the next read
+  OwnEntries own_entries_;              // this process's submit entries: copied already, or not
   std::chrono::steady_clock::time_point saw_others_{};  // other consumers' entries pending
   // RotateEndedClaims: none (nullptr) on backends that do not rotate.
   core::Millis ended_retention_ = 0;

@@ -60,14 +60,17 @@ void RecordedIdsInto(RedisCall& submit, const std::map<std::string, std::string>
 }
 
 Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>& tasks,
-                                               const RedisReply& r, bool* recheck) {
+                                               const RedisReply& r, bool* recheck,
+                                               std::vector<std::string>* made) {
   if (r.IsError()) return ScriptError(r);
   std::vector<SubmitOutcome> out;
+  made->clear();
   for (size_t i = 0; i < r.elements.size() && i < tasks.size(); ++i) {
     const RedisReply& e = r.elements[i];
     const std::string& kind = e.elements.at(0).str;
     if (kind == "recheck") {
       *recheck = true;
+      made->clear();
       return MakeError(ErrorCode::kUnavailable,
                        "redis-pg: task ids must be looked up in postgresql too; submit again");
     }
@@ -75,9 +78,28 @@ Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>
                    : kind == "duplicate" ? SubmitKind::kDuplicate
                    : kind == "schemas"   ? SubmitKind::kStaleSchemas
                                          : SubmitKind::kConflict;
-    out.push_back({k, tasks[i].task_id, StatusOf(e.elements.at(1).str)});
+    const std::string& status = e.elements.at(1).str;
+    out.push_back({k, tasks[i].task_id, StatusOf(status)});
+    made->push_back(k == SubmitKind::kCreated ? e.elements.at(2).str + "\t" + status : "");
   }
   return out;
+}
+
+void TakeNewTasks(RedisCall& submit, const std::vector<std::string>& made, NewTasks& into) {
+  // The packed spec is the last of a task's arguments (AppendTaskArgs).
+  for (size_t t = 0; t < made.size(); ++t) {
+    const size_t spec = (t + 1) * kSubmitArgsPerTask - 1;
+    if (made[t].empty() || spec >= submit.args.size()) continue;
+    into.tasks.emplace_back(made[t], std::move(submit.args[spec]));
+  }
+}
+
+std::vector<std::string> TakeSubmitEntries(RedisReply& reply, size_t tasks) {
+  std::vector<std::string> entries;
+  if (reply.IsError() || reply.elements.size() != tasks + 1) return entries;
+  for (RedisReply& id : reply.elements.back().elements) entries.push_back(std::move(id.str));
+  reply.elements.pop_back();
+  return entries;
 }
 
 RedisCall LeaseCall(const LeaseRequest& request, core::Random& random) {

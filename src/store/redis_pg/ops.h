@@ -32,8 +32,17 @@ std::vector<std::string> SubmitIds(const RedisCall& submit);
 void RecordedIdsInto(RedisCall& submit, const std::map<std::string, std::string>& recorded);
 // A reply with a 'recheck' (ids PostgreSQL was not asked about, once it must be) sets *recheck
 // and is an error: the caller submits again, asking. 'schemas' is SubmitKind::kStaleSchemas.
+// `made` gets, per task in order, the "seq\tstatus" its outbox record holds, or "" when the
+// call made no task of it.
 Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>& tasks,
-                                               const RedisReply& r, bool* recheck);
+                                               const RedisReply& r, bool* recheck,
+                                               std::vector<std::string>* made);
+// The new tasks of a submit call as its outbox entry holds them ({made, packed spec}), the
+// specs moved out of the call's arguments (it has run).
+void TakeNewTasks(RedisCall& submit, const std::vector<std::string>& made, NewTasks& into);
+// The outbox entries of a submit call's reply (after its `tasks` per-task elements), taken out
+// of it; none when the reply has none.
+std::vector<std::string> TakeSubmitEntries(RedisReply& reply, size_t tasks);
 
 // Lease ids are made by the caller (unguessable: 128 random bits).
 RedisCall LeaseCall(const LeaseRequest& request, core::Random& random);

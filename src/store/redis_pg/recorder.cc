@@ -15,6 +15,10 @@ namespace {
 // With nothing written here, how often the recorder still copies the outbox (other processes'
 // entries left behind by a crash are claimed that way).
 constexpr auto kIdleFlush = std::chrono::seconds(1);
+// With only the entries of tasks copied from made_ to read (their tasks in PostgreSQL, their
+// submits answered), how often the recorder reads them to acknowledge them: seldom enough that
+// each read takes many, often enough that the stream is trimmed behind them.
+constexpr auto kMadeRead = std::chrono::milliseconds(200);
 // While PostgreSQL is away, how often the recorder tries whether it is back.
 constexpr auto kProbeInterval = std::chrono::milliseconds(500);
 // How long changes nobody waits for gather before the recorder copies them (see Loop).
@@ -36,11 +40,29 @@ Recorder::Recorder(std::unique_ptr<Backend> backend) : backend_(std::move(backen
   thread_ = std::thread([this] { Loop(); });
 }
 
-void Recorder::Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting) {
+void Recorder::Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting,
+                       std::vector<std::string> submit_entries) {
   {
     std::lock_guard lock(mu_);
     ++written_;
+    if (!gather_until_) gather_until_ = std::chrono::steady_clock::now() + kGather;
     for (auto& w : waiting) waiting_.emplace_back(written_, std::move(w));
+    for (auto& e : submit_entries) left_to_outbox_.push_back(std::move(e));
+  }
+  cv_.notify_one();
+}
+
+void Recorder::Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting, NewTasks made) {
+  {
+    std::lock_guard lock(mu_);
+    if (ok_) {
+      made_.push_back({std::move(made), std::move(waiting)});
+      made_unread_ = true;
+    } else {  // PostgreSQL away: the outbox's copy, once it is back
+      ++written_;
+      for (auto& w : waiting) waiting_.emplace_back(written_, std::move(w));
+      for (auto& e : made.entries) left_to_outbox_.push_back(std::move(e));
+    }
   }
   cv_.notify_one();
 }
@@ -79,22 +101,44 @@ void Recorder::Loop() {
   for (;;) {
     uint64_t target = 0;
     bool stopping = false;
+    std::vector<Made> made;
+    std::vector<std::string> left;
     {
       std::unique_lock lock(mu_);
       if (ok_) {
-        cv_.wait_for(lock, kIdleFlush, [&] { return stop_ || written_ > recorded_; });
-        // Nobody waits for this copy (leases and acks are answered already): let changes
-        // gather a moment, so that a task leased and acked meanwhile costs PostgreSQL one row
-        // update, not two. New work needing its record ends the wait at once.
-        if (!stop_ && waiting_.empty() && written_ > recorded_) {
-          cv_.wait_for(lock, kGather, [&] { return stop_ || !waiting_.empty(); });
+        cv_.wait_until(lock, ReadBy(),
+                       [&] { return stop_ || !made_.empty() || written_ > recorded_; });
+        // Nobody waits for the outbox's copy (leases and acks are answered already, new tasks
+        // are copied from made_): let changes gather a moment, so that a task leased and acked
+        // meanwhile costs PostgreSQL one row update, not two. New work ends the wait at once.
+        if (!stop_ && made_.empty() && waiting_.empty() && written_ > recorded_ && gather_until_) {
+          cv_.wait_until(lock, std::min(*gather_until_, ReadBy()),
+                         [&] { return stop_ || !made_.empty() || !waiting_.empty(); });
         }
       } else {
         cv_.wait_for(lock, kProbeInterval, [&] { return stop_; });
       }
-      target = written_;
-      stopping = stop_;
+      made.swap(made_);
     }
+    // New tasks first: their submits wait for nothing else.
+    if (!made.empty()) CopyMade(std::move(made));
+    {
+      std::lock_guard lock(mu_);
+      stopping = stop_;
+      // The outbox's copy is due when work waits for it, when changes have gathered long
+      // enough (or the last copy stopped short of the end), and by ReadBy; else the loop waits
+      // again.
+      const auto now = std::chrono::steady_clock::now();
+      const bool gathered = written_ > recorded_ && (!gather_until_ || now >= *gather_until_);
+      if (ok_ && !stopping && waiting_.empty() && !gathered && now < ReadBy()) continue;
+      target = written_;
+      gather_until_.reset();
+      left.swap(left_to_outbox_);
+      last_read_ = now;
+      made_unread_ = false;
+    }
+    // Before the copy: the batches up to `target` wait for it, their entries with them.
+    backend_->LeftToOutbox(left);
     bool drained = false;
     std::string error;
     // A connection dropped while idle (a Redis or PostgreSQL restart, an idle timeout on the
@@ -146,7 +190,7 @@ void Recorder::Loop() {
     }
     if (stopping) {
       std::lock_guard lock(mu_);
-      if (waiting_.empty()) {
+      if (waiting_.empty() && made_.empty()) {
         try {
           backend_->SendDeferredAck();
         } catch (const std::exception&) {  // Redis away: another process copies them again
@@ -154,6 +198,37 @@ void Recorder::Loop() {
         return;
       }
     }
+  }
+}
+
+std::chrono::steady_clock::time_point Recorder::ReadBy() const {
+  return last_read_ + (made_unread_ ? std::chrono::steady_clock::duration(kMadeRead)
+                                    : std::chrono::steady_clock::duration(kIdleFlush));
+}
+
+void Recorder::CopyMade(std::vector<Made> made) {
+  NewTasks all;
+  for (Made& m : made) {
+    for (auto& t : m.tasks.tasks) all.tasks.push_back(std::move(t));
+    for (auto& e : m.tasks.entries) all.entries.push_back(std::move(e));
+  }
+  bool copied = false;
+  try {
+    backend_->CopyNewTasks(all);
+    copied = true;
+  } catch (const std::exception&) {
+    // PostgreSQL away, or a record it refuses: the outbox's copy handles both (it sets such a
+    // record aside, and reports PostgreSQL's absence).
+  }
+  if (copied) {
+    for (Made& m : made) {
+      for (auto& w : m.waiting) w->Deliver();
+    }
+    return;
+  }
+  std::lock_guard lock(mu_);
+  for (Made& m : made) {
+    for (auto& w : m.waiting) waiting_.emplace_back(written_, std::move(w));
   }
 }
 

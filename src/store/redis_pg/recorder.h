@@ -6,11 +6,13 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -37,7 +39,14 @@ class Recorder {
   Recorder& operator=(const Recorder&) = delete;
 
   // A store batch wrote to Redis; `waiting` is answered once the outbox up to it is copied.
-  void Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting);
+  // `submit_entries`: the outbox entries its submits wrote (see OwnEntries).
+  void Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting,
+               std::vector<std::string> submit_entries = {});
+  // A store batch made `made` and nothing else waits for its record: `waiting` is answered as
+  // soon as those tasks are copied (Backend::CopyNewTasks), without reading the outbox first,
+  // or, should that copy fail, once the outbox up to it is copied. The outbox is read within
+  // kMadeRead to acknowledge the batch's entries.
+  void Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting, NewTasks made);
   // Blocks until everything in the outbox at the call is copied (or its copy failed).
   void AwaitCopied();
   // Whether the last copy succeeded; if not, why (for the 503s of new work meanwhile).
@@ -47,7 +56,17 @@ class Recorder {
   void Stop();
 
  private:
+  // New tasks with the work waiting for them (Written with NewTasks).
+  struct Made {
+    NewTasks tasks;
+    std::vector<std::unique_ptr<AwaitsRecord>> waiting;
+  };
+
   void Loop();
+  // When the outbox is read next at the latest (with mu_ held).
+  std::chrono::steady_clock::time_point ReadBy() const;
+  // Copies `made` and answers its work; should the copy fail, the work waits for the outbox's.
+  void CopyMade(std::vector<Made> made);
   void AnswerUpTo(uint64_t upto);  // the work written up to batch `upto`
 
   std::unique_ptr<Backend> backend_;  // the recorder thread's
@@ -57,6 +76,13 @@ class Recorder {
   uint64_t written_ = 0;   // store batches that wrote to Redis
   uint64_t recorded_ = 0;  // ... of which the outbox copy is done
   std::deque<std::pair<uint64_t, std::unique_ptr<AwaitsRecord>>> waiting_;
+  std::vector<Made> made_;                   // copied before the outbox, their work answered then
+  std::vector<std::string> left_to_outbox_;  // submit entries for the next outbox copy
+  std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
+  bool made_unread_ = false;  // made_ has had tasks since the outbox was last read
+  // Until when the outbox copy waits for more changes nobody waits for (leases, acks, and the
+  // entries of tasks copied from made_): set by the first write after a copy began.
+  std::optional<std::chrono::steady_clock::time_point> gather_until_;
   bool stop_ = false;
   std::atomic<bool> ok_{true};
   std::string error_;

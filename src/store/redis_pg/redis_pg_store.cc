@@ -3,12 +3,14 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -84,6 +86,10 @@ class Op : public redis_pg::AwaitsRecord {
   // A submit: its ids are looked up in PostgreSQL too once claims may have left Redis.
   bool submits_ids() const { return submits_ids_; }
   void set_submits_ids() { submits_ids_ = true; }
+  // A submit's tasks: per task, "seq\tstatus" of the one made, or "" (see SubmitReply); null
+  // for other operations.
+  const std::vector<std::string>* made() const { return made_.get(); }
+  void set_made(std::shared_ptr<std::vector<std::string>> made) { made_ = std::move(made); }
   // A new event (source, event_id): brought back from PostgreSQL first once events may have
   // left Redis, so that a resent one is still a duplicate.
   const std::optional<std::pair<std::string, std::string>>& new_event() const { return new_event_; }
@@ -96,6 +102,7 @@ class Op : public redis_pg::AwaitsRecord {
   bool needs_record_ = false;
   bool submits_ids_ = false;
   std::optional<std::pair<std::string, std::string>> new_event_;
+  std::shared_ptr<std::vector<std::string>> made_;
   std::map<std::string, int> ready_now_;
 };
 
@@ -173,11 +180,12 @@ class RedisPgStore final : public Store {
     // Answered 'recheck' (this process did not know yet that ids must be looked up in
     // PostgreSQL too): nothing was made; submitted again, looking them up.
     auto recheck = std::make_shared<bool>(false);
+    auto made = std::make_shared<std::vector<std::string>>();
     auto specs = std::make_shared<const std::vector<core::TaskSpec>>(std::move(tasks));
     auto op = std::make_unique<TypedOp<std::vector<SubmitOutcome>>>(
         true, std::move(call),
-        [specs, recheck](const RedisReply& r) {
-          return redis_pg::SubmitReply(*specs, r, &*recheck);
+        [specs, recheck, made](const RedisReply& r) {
+          return redis_pg::SubmitReply(*specs, r, &*recheck, &*made);
         },
         [this, specs, now, recheck, schemas_version = std::move(schemas_version),
          done = std::move(done)](Result<std::vector<SubmitOutcome>> outcome) mutable {
@@ -187,6 +195,7 @@ class RedisPgStore final : public Store {
         });
     op->set_needs_record();
     op->set_submits_ids();
+    op->set_made(std::move(made));
     op->set_ready_now(std::move(ready));
     Push(std::move(op));
   }
@@ -585,12 +594,13 @@ class RedisPgStore final : public Store {
       BringBackNewEvents(next);
       std::optional<SentBatch> next_sent = SendIfPipelined(next);
       if (sent) {
+        std::vector<std::string> entries;
         if (lost.empty()) {
-          Distribute(sent->ops, sent->run, replies);  // nothing when nothing was sent
+          Distribute(sent->ops, sent->run, replies, entries);  // nothing when nothing was sent
         } else {
           Abort(sent->ops, sent->run, lost);
         }
-        Finish(sent->ops, sent->run.wrote);
+        Finish(sent->ops, sent->run.wrote, std::move(entries));
       }
       if (!next_sent && !next.empty()) RunBatch(next);
       sent = std::move(next_sent);
@@ -739,13 +749,21 @@ class RedisPgStore final : public Store {
     return sent;
   }
 
-  // Each operation of the run gets the elements of its own tasks (or ack), an error whole.
+  // Each operation of the run gets the elements of its own tasks (or ack), an error whole. The
+  // outbox entries the submit calls wrote go to `entries`.
   static void Distribute(std::deque<std::unique_ptr<Op>>& batch, const PipelinedRun& run,
-                         std::vector<RedisReply>& replies) {
+                         std::vector<RedisReply>& replies, std::vector<std::string>& entries) {
     for (size_t c = 0; c < run.ops_of_call.size() && c < replies.size(); ++c) {
       const std::vector<size_t>& ops = run.ops_of_call[c];
       Op& first = *batch[ops.front()];
       const std::optional<redis_pg::Script>& script = first.Call()->script;
+      if (script == redis_pg::Script::kSubmit) {
+        size_t tasks = 0;
+        for (size_t k : ops) tasks += batch[k]->Call()->args.size() / redis_pg::kSubmitArgsPerTask;
+        for (std::string& e : redis_pg::TakeSubmitEntries(replies[c], tasks)) {
+          entries.push_back(std::move(e));
+        }
+      }
       if (ops.size() == 1 && script != redis_pg::Script::kAck) {
         first.OnReply(replies[c]);
         continue;
@@ -782,6 +800,7 @@ class RedisPgStore final : public Store {
   // Runs a batch step by step: runs of script calls pipelined, the other operations in order.
   void RunBatch(std::deque<std::unique_ptr<Op>>& batch) {
     bool wrote = false;
+    std::vector<std::string> entries;  // the submits' outbox entries
     size_t i = 0;
     while (i < batch.size()) {
       if (batch[i]->settled()) {
@@ -798,30 +817,53 @@ class RedisPgStore final : public Store {
       wrote = wrote || run.wrote;
       try {
         std::vector<RedisReply> replies = backend_->Pipeline(std::move(run.calls));
-        Distribute(batch, run, replies);
+        Distribute(batch, run, replies, entries);
       } catch (const std::exception& e) {
         Abort(batch, run, e.what());
       }
       i = run.end;
     }
-    Finish(batch, wrote);
+    Finish(batch, wrote, std::move(entries));
   }
 
   // Answers a batch that has run. New work is answered once the record has it (Recorder); its
-  // long-polls wake now.
-  void Finish(std::deque<std::unique_ptr<Op>>& batch, bool wrote) {
+  // long-polls wake now. When all of it is tasks its submits made, the recorder copies them
+  // from here (`entries`: the outbox entries holding them), else from the outbox.
+  void Finish(std::deque<std::unique_ptr<Op>>& batch, bool wrote,
+              std::vector<std::string> entries) {
     std::map<std::string, int> ready;
     std::vector<std::unique_ptr<redis_pg::AwaitsRecord>> to_record;
+    redis_pg::NewTasks made;
+    // Whether every submit made all its tasks and nothing else waits (no duplicate, no event, no
+    // submit refused after its call made some of its tasks): then `made` is all the entries hold.
+    bool all_made = true;
+    for (const auto& op : batch) {
+      const std::vector<std::string>* tasks = op->made();
+      if (tasks == nullptr) {
+        all_made = all_made && !(op->needs_record() && op->succeeded());
+      } else {
+        all_made = all_made && op->succeeded() &&
+                   std::none_of(tasks->begin(), tasks->end(),
+                                [](const std::string& m) { return m.empty(); });
+      }
+    }
     for (auto& op : batch) {
       if (op->needs_record() && op->succeeded()) {
         for (const auto& [queue, n] : op->ready_now()) ready[queue] += n;
+        if (all_made) redis_pg::TakeNewTasks(*op->MutableCall(), *op->made(), made);
         to_record.push_back(std::move(op));
       } else {
         op->Deliver();
       }
     }
     if (!ready.empty()) Dispatch(ready);
-    if (wrote) recorder_->Written(std::move(to_record));
+    if (!wrote) return;
+    if (all_made && !to_record.empty()) {
+      made.entries = std::move(entries);
+      recorder_->Written(std::move(to_record), std::move(made));
+    } else {
+      recorder_->Written(std::move(to_record), std::move(entries));
+    }
   }
 
   // Wake-ups from the other processes: the scripts PUBLISH "origin\nqueue\tcount..." on

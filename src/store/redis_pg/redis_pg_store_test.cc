@@ -242,6 +242,8 @@ TEST(RedisPgStore, ResumesAfterTheServersDropItsConnections) {
   spec.content_hash = "h";
   ASSERT_TRUE(
       Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
+  // A search waits for the recorder's read of the outbox: both its connections are up now.
+  ASSERT_TRUE(Await<SearchPage>([&](auto done) { store.Search(SearchQuery{}, done); }));
 
   const std::string name = "madeira:" + ns;
   redis_pg::RedisConn admin = AdminRedis();
@@ -914,38 +916,51 @@ TEST(RedisPgStore, EverySubmitIsInPostgresqlWhenItIsAnswered) {
   store.Close();
 }
 
+// Submits task "first" to the store of namespace `ns` and waits until its outbox is read to
+// the end (a search waits for that); then a blocked XREADGROUP, standing in for another
+// process's recorder, waits for the next entry added, which it takes and never copies or
+// acknowledges.
+std::future<redis_pg::RedisReply> AnotherProcessReadsTheNextEntry(Store& store,
+                                                                  const std::string& ns) {
+  EXPECT_TRUE(Await<std::vector<SubmitOutcome>>(
+      [&](auto done) { store.Submit({TestSpec("first")}, kT0, done); }));
+  EXPECT_TRUE(Await<SearchPage>([&](auto done) { store.Search(SearchQuery{}, done); }));
+  const std::string outbox = "madeira:" + ns + ":outbox";
+  redis_pg::RedisConn admin = AdminRedis();
+  const int64_t blocked_before = BlockedClients(admin);
+  std::future<redis_pg::RedisReply> stolen = std::async(std::launch::async, [outbox] {
+    redis_pg::RedisConn other = AdminRedis();
+    return other.Command({"XREADGROUP", "GROUP", "pg", "another-process", "COUNT", "100", "BLOCK",
+                          "5000", "STREAMS", outbox, ">"});
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (BlockedClients(admin) <= blocked_before && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return stolen;
+}
+
 // The outbox is one stream for every process: another process's recorder can read the entry
 // of this process's submit first. The submit is still answered only once its row is committed:
-// here the other reader (a blocked XREADGROUP standing in for another process) takes the entry
-// and never copies it, so the store must wait, then claim the entry and copy it itself.
+// here the other reader takes the entry and never copies it. A batch whose tasks are all new
+// is copied from what it sent (next test); this one holds a duplicate, so its record comes from
+// the outbox: the store must wait, then claim the entry and copy it itself.
 TEST(RedisPgStore, ASubmitReadByAnotherProcessesRecorderIsAnsweredOnceRecorded) {
   std::string ns;
   auto own = OpenOwn("read-by-another", &ns);
   ASSERT_TRUE(own);
   Store& store = *own;
   redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns);
-  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
-      [&](auto done) { store.Submit({TestSpec("first")}, kT0, done); }));  // the group exists
-  const std::string outbox = "madeira:" + ns + ":outbox";
-  redis_pg::RedisConn admin = AdminRedis();
-  const int64_t blocked_before = BlockedClients(admin);
-  std::future<redis_pg::RedisReply> stolen = std::async(std::launch::async, [&] {
-    redis_pg::RedisConn other = AdminRedis();
-    return other.Command({"XREADGROUP", "GROUP", "pg", "another-process", "COUNT", "100", "BLOCK",
-                          "5000", "STREAMS", outbox, ">"});
-  });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (BlockedClients(admin) <= blocked_before) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the other reader never blocked";
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  std::future<redis_pg::RedisReply> stolen = AnotherProcessReadsTheNextEntry(store, ns);
 
   std::promise<std::string> answered;
-  store.Submit({TestSpec("taken")}, kT0, [&](Result<std::vector<SubmitOutcome>> r) {
-    if (!r) return answered.set_value("refused: " + r.error().message);
-    const bool recorded = pg.Exec("SELECT 1 FROM tasks WHERE task_id = 'taken'", {}).Rows() == 1;
-    answered.set_value(recorded ? "recorded" : "answered before its row was committed");
-  });
+  store.Submit(
+      {TestSpec("first"), TestSpec("taken")}, kT0, [&](Result<std::vector<SubmitOutcome>> r) {
+        if (!r) return answered.set_value("refused: " + r.error().message);
+        const bool recorded =
+            pg.Exec("SELECT 1 FROM tasks WHERE task_id = 'taken'", {}).Rows() == 1;
+        answered.set_value(recorded ? "recorded" : "answered before its row was committed");
+      });
   std::future<std::string> outcome = answered.get_future();
   ASSERT_EQ(outcome.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_EQ(outcome.get(), "recorded");
@@ -953,6 +968,58 @@ TEST(RedisPgStore, ASubmitReadByAnotherProcessesRecorderIsAnsweredOnceRecorded) 
   redis_pg::RedisReply got = stolen.get();
   ASSERT_FALSE(got.IsNil()) << "the other reader got nothing";
   EXPECT_EQ(got.elements.at(0).elements.at(1).elements.size(), 1u);
+  store.Close();
+}
+
+// New tasks are copied into PostgreSQL from what the submit sent, not read back from the
+// outbox first (a Redis round trip, and an fsync, less before every answer): a submit whose
+// entry another process's recorder took, and holds, is answered with its row committed without
+// taking that entry over. The entry stays the other process's to acknowledge.
+TEST(RedisPgStore, ASubmitIsRecordedFromWhatItSentNotReadBackFromTheOutbox) {
+  std::string ns;
+  auto own = OpenOwn("made-here", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns);
+  std::future<redis_pg::RedisReply> stolen = AnotherProcessReadsTheNextEntry(store, ns);
+  const std::string outbox = "madeira:" + ns + ":outbox";
+
+  core::TaskSpec delayed = TestSpec("later");
+  delayed.schedule_time = kT0 + 60'000;
+  std::promise<std::string> answered;
+  store.Submit({TestSpec("now"), delayed}, kT0, [&](Result<std::vector<SubmitOutcome>> r) {
+    if (!r) return answered.set_value("refused: " + r.error().message);
+    redis_pg::PgResult rows = pg.Exec(
+        "SELECT task_id, status, payload, seq FROM tasks WHERE task_id IN ('now', 'later') "
+        "ORDER BY task_id",
+        {});
+    std::string seen;
+    for (int i = 0; i < rows.Rows(); ++i) {
+      seen += rows.Text(i, 0) + " " + rows.Text(i, 1) + " " + rows.Text(i, 2) + "; ";
+    }
+    answered.set_value(seen);
+  });
+  std::future<std::string> outcome = answered.get_future();
+  ASSERT_EQ(outcome.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  const core::TaskSpec spec = TestSpec("now");
+  EXPECT_EQ(outcome.get(),
+            "later scheduled " + spec.payload + "; now pending " + spec.payload + "; ");
+  redis_pg::RedisReply got = stolen.get();
+  ASSERT_FALSE(got.IsNil()) << "the other reader got nothing";
+  ASSERT_EQ(got.elements.at(0).elements.at(1).elements.size(), 1u);
+  const std::string entry = got.elements.at(0).elements.at(1).elements.at(0).elements.at(0).str;
+  // Still the other process's: the store did not wait for its copy, nor claim the entry.
+  redis_pg::RedisConn admin = AdminRedis();
+  redis_pg::RedisReply held = admin.Command({"XPENDING", outbox, "pg", entry, entry, "1"});
+  ASSERT_EQ(held.elements.size(), 1u);
+  EXPECT_EQ(held.elements[0].elements.at(1).str, "another-process");
+  // And the seq the record holds is the one Redis gave (a search orders by it).
+  auto page = Await<SearchPage>([&](auto done) { store.Search(SearchQuery{}, done); });
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->tasks.size(), 3u);
+  EXPECT_EQ(page->tasks[0].spec.task_id, "later");
+  EXPECT_EQ(page->tasks[1].spec.task_id, "now");
+  EXPECT_EQ(page->tasks[2].spec.task_id, "first");
   store.Close();
 }
 
@@ -1015,9 +1082,8 @@ TEST(RedisPgStore, AChangeWaitsForItsTasksRowAndNeverOverwritesANewerOne) {
   const std::string early_entry =
       admin.Command({"XADD", outbox, "*", "j", "[" + state("early", 2, "running") + "]"}).str;
   admin.Command({"XADD", outbox, "*", "j", "[" + state("newer", 3, "pending") + "]"});
-  // A submit is answered once every entry written before it is copied.
-  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
-      [&](auto done) { store.Submit({TestSpec("after")}, kT0, done); }));
+  // A read served from PostgreSQL waits until every entry written before it is copied.
+  ASSERT_TRUE(Await<SearchPage>([&](auto done) { store.Search(SearchQuery{}, done); }));
   redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns);
   auto row = [&](const std::string& id) {
     redis_pg::PgResult r = pg.Exec("SELECT ver, status FROM tasks WHERE task_id = $1", {id});

@@ -125,9 +125,14 @@ end
 -- Redis's Lua hashes every byte of every string it makes, so joining specs costs more than a
 -- value each.
 local RECORDS, RECORDS_PER_ENTRY = {}, 64
+-- The outbox entries this call wrote, in order. A submit answers them after its per-task
+-- replies (RETURNS_ENTRIES): its process copies the new tasks into PostgreSQL from what it sent
+-- and the reply, and passes over these entries when it reads them back (Recorder).
+local ENTRY_IDS, RETURNS_ENTRIES = {}, false
 local function outbox_entry()
   if #RECORDS > 0 then
-    local args, run = {}, {}
+    -- A submit's entry names its process first ('o'): that process copies it from what it sent.
+    local args, run = RETURNS_ENTRIES and {'o', ORIGIN} or {}, {}
     local function end_run()
       if #run > 0 then
         args[#args + 1], args[#args + 2] = 'j', cjson.encode(run)
@@ -144,7 +149,7 @@ local function outbox_entry()
       end
     end
     end_run()
-    redis.call('XADD', P .. 'outbox', '*', unpack(args))
+    ENTRY_IDS[#ENTRY_IDS + 1] = redis.call('XADD', P .. 'outbox', '*', unpack(args))
   end
   RECORDS = {}
 end
@@ -421,7 +426,8 @@ end
 )LUA";
 
 // ARGV: P, then 3 + TASK_ARGS per task: now, known, schemas, then create_task's. One reply per
-// task, in order (the store sends the submits queued together as one call). `schemas` is the
+// task, in order (the store sends the submits queued together as one call; a task made is
+// {'created', status, seq}), then the ids of the outbox entries written. `schemas` is the
 // version of the schema set (P schemas, "0" while there is none) its payload was validated
 // against, or "" (not checked): another version is answered 'schemas' and nothing made, for the
 // caller to validate again (a schema put through another process). `known` is what PostgreSQL
@@ -456,8 +462,10 @@ local function submit(now, known, seen, i)
     checked = redis.call('HGET', P .. 'ended:gen', 'checked') == '1'
   end
   if known == '-' and checked then return {'recheck', ''} end
-  return {'created', create_task(now, ARGV, i)}
+  local status = create_task(now, ARGV, i)
+  return {'created', status, s(SEQ)}
 end
+RETURNS_ENTRIES = true
 local out = {}
 for j = 2, #ARGV, 3 + TASK_ARGS do
   out[#out + 1] = submit(ARGV[j], ARGV[j + 1], ARGV[j + 2], j + 3)
@@ -1058,7 +1066,8 @@ const std::string& ScriptSource(Script script) {
     // its returns.
     for (int i = 0; i < kScriptCount; ++i) {
       out[i] = std::string(kHelpers) + "local function main()\n" + bodies[i] +
-               "\nend\nlocal result = main()\nflush_gathered()\npublish_wakes()\nreturn result\n";
+               "\nend\nlocal result = main()\nflush_gathered()\npublish_wakes()\n"
+               "if RETURNS_ENTRIES then result[#result + 1] = ENTRY_IDS end\nreturn result\n";
     }
     return out;
   }();

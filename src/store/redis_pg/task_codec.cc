@@ -334,23 +334,28 @@ std::vector<Fields> RecordsFromFlat(const RedisReply& flat) {
     }
     // A new task: "seq\tstatus", then its packed spec.
     if (name == "t") {
-      const std::string& meta = flat.elements[i + 1].str;
-      const size_t tab = meta.find('\t');
-      if (tab == std::string::npos) throw std::runtime_error("outbox task record lacks a status");
-      records.push_back(
-          {{"kind", "task"}, {"seq", meta.substr(0, tab)}, {"status", meta.substr(tab + 1)}});
+      if (i + 3 >= flat.elements.size() || flat.elements[i + 2].str != "s") {
+        throw std::runtime_error("outbox task record without its spec");
+      }
+      records.push_back(NewTaskRecord(flat.elements[i + 1].str, flat.elements[i + 3].str));
+      i += 2;
       continue;
     }
-    if (name == "s") {
-      if (records.empty()) throw std::runtime_error("outbox spec without its task");
-      AddSpecFields(records.back(), flat.elements[i + 1].str);
-      continue;
-    }
+    if (name == "s") throw std::runtime_error("outbox spec without its task");
+    if (name == "o") continue;  // the process whose submit wrote the entry
     // Entries written before the records went as JSON: a field each, a record from its "kind".
     if (name == "kind" || records.empty()) records.emplace_back();
     records.back()[name] = flat.elements[i + 1].str;
   }
   return records;
+}
+
+Fields NewTaskRecord(const std::string& meta, const std::string& spec) {
+  const size_t tab = meta.find('\t');
+  if (tab == std::string::npos) throw std::runtime_error("outbox task record lacks a status");
+  Fields f{{"kind", "task"}, {"seq", meta.substr(0, tab)}, {"status", meta.substr(tab + 1)}};
+  AddSpecFields(f, spec);
+  return f;
 }
 
 LiveTask TaskFromFields(const Fields& f) {

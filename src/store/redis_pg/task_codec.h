@@ -29,9 +29,13 @@ void UnpackSpec(Fields& f);
 // A flat [name, value, ...] array (HGETALL, a stream entry) as a map, its packed spec unpacked.
 Fields FieldsFromFlat(const RedisReply& flat);
 // The records of one outbox entry, in order: fields "j", each a JSON array of flat
-// [name, value, ...] arrays, and new tasks as "t" ("seq\tstatus") then "s" (the packed spec).
-// Entries written before that: a field each, every record starting at its "kind".
+// [name, value, ...] arrays, and new tasks as "t" ("seq\tstatus") then "s" (the packed spec); a
+// submit's entry starts with "o" (its process). Entries written before that: a field each, every
+// record starting at its "kind".
 std::vector<Fields> RecordsFromFlat(const RedisReply& flat);
+// The record of a new task from its entry's "t" (`meta`: "seq\tstatus") and "s" (its packed
+// spec) values: what RecordsFromFlat reads of them.
+Fields NewTaskRecord(const std::string& meta, const std::string& spec);
 
 // A task as Redis holds it: the task plus the live attempt's lease state.
 struct LiveTask {
