@@ -1,7 +1,9 @@
 // The recorder: copies the outbox (what the scripts changed, P outbox) into PostgreSQL on a
 // thread and connections of its own, so that the store thread's Redis round trips never wait
 // for a PostgreSQL commit, and answers the new work (submits, events) waiting for its record.
-// It is the only one to copy this process's outbox: reads served from PostgreSQL wait for it
+// A batch of submits that made all their tasks is copied from what the submits sent, ahead of
+// the outbox and without reading it (Written with NewTasks); the outbox's copy then passes over
+// their entries. It is the only one to copy this process's outbox: reads served from PostgreSQL wait for it
 // (AwaitCopied) rather than flush themselves, so one consumer's flushes never run at once.
 #pragma once
 

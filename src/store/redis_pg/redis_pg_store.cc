@@ -842,7 +842,9 @@ class RedisPgStore final : public Store {
       if (tasks == nullptr) {
         all_made = all_made && !(op->needs_record() && op->succeeded());
       } else {
+        // (One answer a task, each 'created': else the entries hold tasks `made` lacks.)
         all_made = all_made && op->succeeded() &&
+                   tasks->size() == op->Call()->args.size() / redis_pg::kSubmitArgsPerTask &&
                    std::none_of(tasks->begin(), tasks->end(),
                                 [](const std::string& m) { return m.empty(); });
       }
