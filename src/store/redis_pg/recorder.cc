@@ -21,8 +21,11 @@ constexpr auto kIdleFlush = std::chrono::seconds(1);
 constexpr auto kMadeRead = std::chrono::milliseconds(200);
 // While PostgreSQL is away, how often the recorder tries whether it is back.
 constexpr auto kProbeInterval = std::chrono::milliseconds(500);
-// How long changes nobody waits for gather before the recorder copies them (see Loop).
-constexpr auto kGather = std::chrono::milliseconds(25);
+// How long changes nobody waits for gather before the recorder copies them (see Loop). The
+// longer, the more leases are copied together with their acks (one row update, not two) and the
+// fewer commits: 100 ms against 25 drained ~7 % faster with ~19 % less PostgreSQL CPU
+// (docs/benchmarks.md, twelfth round); reads served from PostgreSQL end the wait at once.
+constexpr auto kGather = std::chrono::milliseconds(100);
 
 // What AwaitCopied waits on.
 class Signal final : public AwaitsRecord {
