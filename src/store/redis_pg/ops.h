@@ -23,6 +23,11 @@ inline size_t ArgsPerReplyElement(Script script) {
   return 0;
 }
 
+// How many tasks a submit call (SubmitCall, or several merged) carries.
+inline size_t SubmitTasks(const RedisCall& submit) {
+  return submit.args.size() / kSubmitArgsPerTask;
+}
+
 // Made with PostgreSQL not asked about the ids ("-", see kSubmit) but those made here (nothing
 // to ask); SubmitIds lists the ids to ask about, RecordedIdsInto tells the call what it said.
 // `schemas`: the SchemaSet version the payloads were validated against ("" = not checked).

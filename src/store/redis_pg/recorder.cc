@@ -47,12 +47,17 @@ void Recorder::Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting,
                        std::vector<std::string> submit_entries) {
   {
     std::lock_guard lock(mu_);
-    ++written_;
-    if (!gather_until_) gather_until_ = std::chrono::steady_clock::now() + kGather;
-    for (auto& w : waiting) waiting_.emplace_back(written_, std::move(w));
-    for (auto& e : submit_entries) left_to_outbox_.push_back(std::move(e));
+    WaitForOutbox(waiting, submit_entries);
   }
   cv_.notify_one();
+}
+
+void Recorder::WaitForOutbox(std::vector<std::unique_ptr<AwaitsRecord>>& waiting,
+                             std::vector<std::string>& submit_entries) {
+  ++written_;
+  if (!gather_until_) gather_until_ = std::chrono::steady_clock::now() + kGather;
+  for (auto& w : waiting) waiting_.emplace_back(written_, std::move(w));
+  for (auto& e : submit_entries) left_to_outbox_.push_back(std::move(e));
 }
 
 void Recorder::Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting, NewTasks made) {
@@ -62,9 +67,7 @@ void Recorder::Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting, NewTa
       made_.push_back({std::move(made), std::move(waiting)});
       made_unread_ = true;
     } else {  // PostgreSQL away: the outbox's copy, once it is back
-      ++written_;
-      for (auto& w : waiting) waiting_.emplace_back(written_, std::move(w));
-      for (auto& e : made.entries) left_to_outbox_.push_back(std::move(e));
+      WaitForOutbox(waiting, made.entries);
     }
   }
   cv_.notify_one();

@@ -3,8 +3,9 @@
 // for a PostgreSQL commit, and answers the new work (submits, events) waiting for its record.
 // A batch of submits that made all their tasks is copied from what the submits sent, ahead of
 // the outbox and without reading it (Written with NewTasks); the outbox's copy then passes over
-// their entries. It is the only one to copy this process's outbox: reads served from PostgreSQL wait for it
-// (AwaitCopied) rather than flush themselves, so one consumer's flushes never run at once.
+// their entries. It is the only one to copy this process's outbox: reads served from PostgreSQL
+// wait for it (AwaitCopied) rather than flush themselves, so one consumer's flushes never run at
+// once.
 #pragma once
 
 #include <atomic>
@@ -65,6 +66,10 @@ class Recorder {
   };
 
   void Loop();
+  // A batch's work waits for the outbox's copy, its submits' entries to be copied by it (with
+  // mu_ held).
+  void WaitForOutbox(std::vector<std::unique_ptr<AwaitsRecord>>& waiting,
+                     std::vector<std::string>& submit_entries);
   // When the outbox is read next at the latest (with mu_ held).
   std::chrono::steady_clock::time_point ReadBy() const;
   // Copies `made` and answers its work; should the copy fail, the work waits for the outbox's.

@@ -759,7 +759,7 @@ class RedisPgStore final : public Store {
       const std::optional<redis_pg::Script>& script = first.Call()->script;
       if (script == redis_pg::Script::kSubmit) {
         size_t tasks = 0;
-        for (size_t k : ops) tasks += batch[k]->Call()->args.size() / redis_pg::kSubmitArgsPerTask;
+        for (size_t k : ops) tasks += redis_pg::SubmitTasks(*batch[k]->Call());
         for (std::string& e : redis_pg::TakeSubmitEntries(replies[c], tasks)) {
           entries.push_back(std::move(e));
         }
@@ -844,7 +844,7 @@ class RedisPgStore final : public Store {
       } else {
         // (One answer a task, each 'created': else the entries hold tasks `made` lacks.)
         all_made = all_made && op->succeeded() &&
-                   tasks->size() == op->Call()->args.size() / redis_pg::kSubmitArgsPerTask &&
+                   tasks->size() == redis_pg::SubmitTasks(*op->Call()) &&
                    std::none_of(tasks->begin(), tasks->end(),
                                 [](const std::string& m) { return m.empty(); });
       }
