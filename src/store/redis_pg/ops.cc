@@ -125,9 +125,11 @@ Result<LeaseBatch> LeaseReply(const LeaseRequest& request, const RedisReply& r) 
   if (r.IsError()) return ScriptError(r);
   LeaseBatch batch;
   const std::string now = Num(request.now);
-  // Each lease: [lease id, the task's hash as read, "token\tattempts\tdeadline\tver" after it]
+  // Each lease: [lease id, kLeaseFields' values as read, "token\tattempts\tdeadline\tver" after
+  // it], or [..., the whole hash as read (flat), ..., "flat"] for a hash without a packed spec.
   for (const RedisReply& l : r.elements.at(0).elements) {
-    Fields f = FieldsFromFlat(l.elements.at(1));
+    Fields f = l.elements.size() > 3 ? FieldsFromFlat(l.elements.at(1))
+                                     : FieldsFromValues(l.elements.at(1), kLeaseFields);
     const std::string& lease_id = l.elements.at(0).str;
     const std::string& changed = l.elements.at(2).str;
     size_t start = 0;

@@ -28,6 +28,7 @@
 #include "store/redis_pg/scripts.h"
 
 #include <array>
+#include <string_view>
 
 #include "store/redis_pg/rate_bucket.h"
 
@@ -232,24 +233,20 @@ end
 -- fraction of the bytes, which Redis writes to its AOF, reads back and deletes again.
 local STATE_FIELDS = {'ver', 'status', 'retry', 'attempts', 'updated', 'next', 'lerr', 'result',
                       'dedup', 'fastused', 'infast'}
--- A hash as a Lua table: the hot paths read a task once (HGETALL), work on the table, write
--- back only what changed and answer with the hash as read plus those changes.
-local function as_table(flat)
-  local h = {}
-  for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
-  return h
-end
 -- The state record of a task held as a table (h as it is after the change), or read from k.
+-- Its pairs are gathered in one reused table and the record made from them by one constructor
+-- (one allocation at its size, not a table grown pair by pair).
+local STATE_PAIRS = {}
 local function record_state_of(h, id)
-  local o, n = {'kind', 'state', 'id', id}, 4
+  local n = 0
   for _, name in ipairs(STATE_FIELDS) do
     local v = h[name]
     if v and v ~= '' then  -- '' = none ('next' after a lease: cheaper than HDEL)
-      o[n + 1], o[n + 2] = name, v
+      STATE_PAIRS[n + 1], STATE_PAIRS[n + 2] = name, v
       n = n + 2
     end
   end
-  record(o)
+  record({'kind', 'state', 'id', id, unpack(STATE_PAIRS, 1, n)})
 end
 local function record_state(k, id)
   local values, h = redis.call('HMGET', k, unpack(STATE_FIELDS)), {}
@@ -567,10 +564,9 @@ for _, q in ipairs(queues) do
       if found >= want then break end
       local id = string.sub(m, 37)
       -- Without a filter nearly every candidate is taken: read it whole, once.
-      local whole, whole_h, ty, pv, ikey = nil, nil, nil, nil, nil
+      local whole, whole_h, flat, ty, pv, ikey = nil, nil, false, nil, nil, nil
       if allowed == nil then
-        whole = redis.call('HGETALL', tkey(q, id))
-        whole_h = as_table(whole)
+        whole, whole_h, flat = read_for_lease(tkey(q, id))
         ikey = whole_h.ikey
       else
         local h = redis.call('HMGET', tkey(q, id), 'type', 'pv', 'ikey')
@@ -593,7 +589,7 @@ for _, q in ipairs(queues) do
           end
         end
         if take then
-          chosen[#chosen + 1] = {m, q, id, whole, whole_h}
+          chosen[#chosen + 1] = {m, q, id, whole, whole_h, flat}
           found = found + 1
         end
       end
@@ -620,8 +616,8 @@ for j = 1, math.min(#chosen, want) do
   local m, q, id = chosen[j][1], chosen[j][2], chosen[j][3]
   local k = tkey(q, id)
   local lease_id = ARGV[pos + j - 1] .. '~' .. q .. '~' .. id
-  local flat = chosen[j][4] or redis.call('HGETALL', k)
-  local h = chosen[j][5] or as_table(flat)
+  local values, h, flat = chosen[j][4], chosen[j][5], chosen[j][6]
+  if not values then values, h, flat = read_for_lease(k) end
   local span = tonumber(h.timeout)
   if lease_ms and tonumber(lease_ms) < span then span = tonumber(lease_ms) end
   local deadline = now + span
@@ -642,10 +638,11 @@ for j = 1, math.min(#chosen, want) do
   end
   depth(q, 'pending', 'running')
   record_state_of(h, id)
-  -- The task as read, then what changed that the caller does not know (LeaseReply in ops.cc):
-  -- one value, not twenty; Redis pays for each value it answers.
-  leases[#leases + 1] = {lease_id, flat, h.token .. '\t' .. h.attempts .. '\t' .. h.deadline ..
-                         '\t' .. h.ver}
+  -- The task as read (LEASE_FIELDS' values, or the whole hash and 'flat'), then what changed
+  -- that the caller does not know (LeaseReply in ops.cc): one value, not four; Redis pays for
+  -- each value it answers.
+  leases[#leases + 1] = {lease_id, values, h.token .. '\t' .. h.attempts .. '\t' .. h.deadline ..
+                         '\t' .. h.ver, flat and 'flat' or nil}
 end
 return {leases, deduped}
 )LUA";
@@ -663,9 +660,14 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   if not q then return {'lost'} end
   local k = tkey(q, id)
   if acked[k] then return {'lost'} end
-  local values = redis.call('HMGET', k, unpack(ACK_FIELDS))
-  local h = {}
-  for i = 1, #ACK_FIELDS do h[ACK_FIELDS[i]] = values[i] or nil end
+  local v = redis.call('HMGET', k, unpack(ACK_FIELDS))
+  -- One constructor: the table is made at its size at once (filled from empty, Lua would grow
+  -- and rehash it at 1, 2, 4, 8 and 16 keys); a field the hash lacks is nil.
+  local h = {type = v[1] or nil, ikey = v[2] or nil, chash = v[3] or nil, lease = v[4] or nil,
+             worker = v[5] or nil, astart = v[6] or nil, ver = v[7] or nil, status = v[8] or nil,
+             retry = v[9] or nil, attempts = v[10] or nil, updated = v[11] or nil,
+             next = v[12] or nil, lerr = v[13] or nil, result = v[14] or nil, dedup = v[15] or nil,
+             fastused = v[16] or nil, infast = v[17] or nil}
   if h.lease ~= lease_id or h.status ~= 'running' then return {'lost'} end
   acked[k] = true
   local was_fast = h.infast == '1'
@@ -674,7 +676,7 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
     h.infast = '0'
   end
   attempt_record_of(h, id, now, 'succeeded', '-', http, excerpt)
-  h.status, h.result, h.next, h.lease, h.deadline = 'succeeded', opt(result), nil, nil, nil
+  h.status, h.result, h.next, h.lease = 'succeeded', opt(result), nil, nil
   h.ver, h.updated = s(tonumber(h.ver) + 1), now
   later('ZREM', qkey(q, 'leases'), id)
   drop_lease_key(lease_id)
@@ -1053,6 +1055,33 @@ end
 return {n_done, n_snap}
 )LUA";
 
+// The lease's reading of a task, made from kLeaseFields: read_for_lease(k) answers its values
+// (HMGET), them as a table by name and false. The table is made at its size by one constructor
+// (filled from empty, Lua would grow and rehash it at 1, 2, 4, 8, 16 and 32 keys), with room for
+// what a lease sets. A hash without a packed spec (kLeaseFields ends with it: written field by
+// field by an older Madeira) is read whole instead: HGETALL's [name, value, ...], a table and true.
+static_assert(std::string_view(kLeaseFields.back()) == "spec");
+std::string LeaseReadLua() {
+  std::string list = "local LEASE_FIELDS = {";
+  std::string table = "{";
+  for (size_t i = 0; i < kLeaseFields.size(); ++i) {
+    list += std::string(i == 0 ? "" : ", ") + "'" + kLeaseFields[i] + "'";
+    table += std::string(kLeaseFields[i]) + " = v[" + std::to_string(i + 1) + "], ";
+  }
+  return list + "}\n" +
+         "local function read_for_lease(k)\n"
+         "  local v = redis.call('HMGET', k, unpack(LEASE_FIELDS))\n"
+         "  if v[#LEASE_FIELDS] then\n"
+         "    return v, " +
+         table +
+         "lease = false, astart = false, deadline = false, worker = false}, false\n"
+         "  end\n"
+         "  local flat, h = redis.call('HGETALL', k), {}\n"
+         "  for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end\n"
+         "  return flat, h, true\n"
+         "end\n";
+}
+
 }  // namespace
 
 const std::string& ScriptSource(Script script) {
@@ -1065,7 +1094,9 @@ const std::string& ScriptSource(Script script) {
     // Each body runs as a function, so that whatever it made ready is published after any of
     // its returns.
     for (int i = 0; i < kScriptCount; ++i) {
-      out[i] = std::string(kHelpers) + "local function main()\n" + bodies[i] +
+      const bool lease = static_cast<Script>(i) == Script::kLease;
+      out[i] = std::string(kHelpers) + (lease ? LeaseReadLua() : "") + "local function main()\n" +
+               bodies[i] +
                "\nend\nlocal result = main()\nflush_gathered()\npublish_wakes()\n"
                "if RETURNS_ENTRIES then result[#result + 1] = ENTRY_IDS end\nreturn result\n";
     }

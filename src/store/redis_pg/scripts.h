@@ -3,6 +3,7 @@
 // script publishes) and builds its keys from it (see docs/architecture.md for the layout).
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,16 @@ enum class Script {
   kRotateEnded,
 };
 inline constexpr int kScriptCount = 18;
+
+// What kLease reads of a task it leases (HMGET), in this order, and answers by position
+// (LeaseReply): a value each, not a name and a value for each field HGETALL would give. Every
+// field of a task's hash that is not only in its packed spec: the scripts' own, and what a replay
+// edits over the spec (payload, maxr); the first three are what a lease with a type filter reads
+// of every candidate.
+inline constexpr std::array<const char*, 24> kLeaseFields = {
+    "type",  "pv",      "ikey",  "timeout", "token",  "attempts", "ver",      "status",
+    "retry", "updated", "next",  "lerr",    "result", "dedup",    "fastused", "infast",
+    "queue", "prio",    "chash", "ready",   "seq",    "payload",  "maxr",     "spec"};
 
 // The full source of a script (the shared helpers prepended).
 const std::string& ScriptSource(Script script);

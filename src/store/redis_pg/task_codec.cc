@@ -297,6 +297,15 @@ void UnpackSpec(Fields& f) {
   AddSpecFields(f, spec);
 }
 
+Fields FieldsFromValues(const RedisReply& values, std::span<const char* const> names) {
+  Fields f;
+  for (size_t i = 0; i < values.elements.size() && i < names.size(); ++i) {
+    if (!values.elements[i].IsNil()) f[names[i]] = values.elements[i].str;
+  }
+  UnpackSpec(f);
+  return f;
+}
+
 Fields FieldsFromFlat(const RedisReply& flat) {
   Fields f;
   for (size_t i = 0; i + 1 < flat.elements.size(); i += 2) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -28,6 +29,9 @@ void UnpackSpec(Fields& f);
 
 // A flat [name, value, ...] array (HGETALL, a stream entry) as a map, its packed spec unpacked.
 Fields FieldsFromFlat(const RedisReply& flat);
+// The values of `names` (HMGET's answer, nil = the hash lacks that field) as a map, its packed
+// spec unpacked.
+Fields FieldsFromValues(const RedisReply& values, std::span<const char* const> names);
 // The records of one outbox entry, in order: fields "j", each a JSON array of flat
 // [name, value, ...] arrays, and new tasks as "t" ("seq\tstatus") then "s" (the packed spec); a
 // submit's entry starts with "o" (its process). Entries written before that: a field each, every
