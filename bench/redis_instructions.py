@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Redis's instructions per task for each step of a task's life on the redis-pg store: submits
+(100 a request), leases (100 a request) and acks (100 a request), counted by valgrind's callgrind
+in a private redis-server. Unlike throughput or CPU seconds on a noisy machine, the counts repeat
+to within ~1 % from run to run, so a change to the Lua scripts can be judged in one run of each.
+
+    bench/redis_instructions.py BINARY [--tasks N]
+
+BINARY: the madeira to measure. Needs valgrind (apt-get install valgrind), redis-server, and
+MADEIRA_TEST_DATABASE_URL (a PostgreSQL: `scripts/test-services.sh start DIR`, then
+`set -a; source DIR/env; set +a`). Redis runs as scripts/test-services.sh runs it (AOF, fsync
+always), ~50x slower under callgrind: 2,000 tasks take about a minute.
+"""
+import argparse
+import http.client
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+# The bench's ~300-byte payload (bench/workload.cc).
+PAYLOAD = json.loads('{"order_id":202509110001,"store_id":"S10086","customer":"c-000042",'
+                     '"items":[{"sku":"A-1","qty":2},{"sku":"B-7","qty":1}],"note":"'
+                     + "x" * 180 + '"}')
+PER_REQUEST = 100
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(what, check, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"redis_instructions: {what} did not come up within {seconds} s")
+
+
+class Madeira:
+    def __init__(self, port):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+
+    def post(self, path, body):
+        self.conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+        answer = self.conn.getresponse()
+        data = answer.read()
+        if answer.status >= 300:
+            raise SystemExit(f"redis_instructions: {path} answered {answer.status}: {data[:200]}")
+        return json.loads(data) if data else None
+
+
+def instructions(dump):
+    """The instructions a callgrind dump counted (its "summary:" or "totals:" line)."""
+    with open(dump) as f:
+        for line in f:
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    raise SystemExit(f"redis_instructions: no totals in {dump}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("binary")
+    ap.add_argument("--tasks", type=int, default=2000)
+    args = ap.parse_args()
+    database_url = os.environ.get("MADEIRA_TEST_DATABASE_URL")
+    if not database_url:
+        raise SystemExit("redis_instructions: MADEIRA_TEST_DATABASE_URL is not set")
+    for tool in ("valgrind", "callgrind_control", "redis-server"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"redis_instructions: {tool} is not installed")
+    tasks = args.tasks // PER_REQUEST * PER_REQUEST
+    work = tempfile.mkdtemp(prefix="redis-instructions-")
+    redis_port = free_port()
+    redis = subprocess.Popen(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/callgrind.out",
+         "redis-server", "--bind", "127.0.0.1", "--port", str(redis_port), "--dir", work,
+         "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
+        stdout=subprocess.DEVNULL, stderr=open(f"{work}/valgrind.log", "w"))
+    server = None
+    try:
+        wait_until("redis-server under callgrind", lambda: subprocess.run(
+            ["redis-cli", "-p", str(redis_port), "PING"], capture_output=True).stdout == b"PONG\n",
+            120)
+        log = open(f"{work}/madeira.log", "w+")
+        server = subprocess.Popen(
+            [args.binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", f"{work}/data",
+             "--store", "redis-pg", "--redis-url", f"redis://127.0.0.1:{redis_port}",
+             "--database-url", database_url, "--namespace", f"instr{os.getpid()}"],
+            stdout=log, stderr=subprocess.STDOUT)
+
+        def listening():
+            log.seek(0)
+            return "listening on " in log.read()
+        wait_until("madeira", listening, 120)
+        log.seek(0)
+        port = int(log.read().split("listening on ")[1].split()[0].rsplit(":", 1)[1])
+        madeira = Madeira(port)
+
+        def dump():
+            subprocess.run(["callgrind_control", "--dump", str(redis.pid)], capture_output=True,
+                           check=True)
+
+        subprocess.run(["callgrind_control", "--zero", str(redis.pid)], capture_output=True,
+                       check=True)
+        for _ in range(0, tasks, PER_REQUEST):
+            madeira.post("/v1/tasks/batch", {"tasks": [
+                {"task_type": "bench.noop", "queue": "instructions", "payload_version": 1,
+                 "payload": PAYLOAD} for _ in range(PER_REQUEST)]})
+        dump()
+        leases = []
+        while len(leases) < tasks:
+            got = madeira.post("/v1/leases", {"worker_id": "instructions",
+                                              "queues": ["instructions"],
+                                              "max_tasks": PER_REQUEST, "wait_ms": 100})["leases"]
+            if not got:
+                raise SystemExit(f"redis_instructions: only {len(leases)} of {tasks} leased")
+            leases += got
+        dump()
+        for i in range(0, len(leases), PER_REQUEST):
+            madeira.post("/v1/leases/ack", {"acks": [{"lease_id": lease["lease_id"]}
+                                                      for lease in leases[i:i + PER_REQUEST]]})
+        dump()
+        dumps = sorted((p for p in os.listdir(work) if p.startswith("callgrind.out.")),
+                       key=lambda p: int(p.rsplit(".", 1)[1]))
+        if len(dumps) < 3:
+            raise SystemExit(f"redis_instructions: {len(dumps)} callgrind dumps, not 3")
+        print(f"{os.path.basename(args.binary)}: Redis instructions a task, {tasks} tasks, "
+              f"{PER_REQUEST} a request")
+        for step, name in zip(("submit", "lease", "ack"), dumps[:3]):
+            print(f"  {step:7} {instructions(os.path.join(work, name)) / tasks:10,.0f}")
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait()
+        redis.terminate()
+        redis.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
