@@ -453,10 +453,13 @@ void Backend::CatchUpRecord() {
 
 void Backend::CopyNewTasks(const NewTasks& made) {
   try {
-    std::vector<Fields> records;
-    records.reserve(made.tasks.size());
-    for (const auto& [meta, spec] : made.tasks) records.push_back(NewTaskRecord(meta, spec));
-    CopyToRecord(BuildRecordBatch(records));
+    std::vector<MadeTask> tasks;
+    for (const NewTasks::Submit& s : made.submits) {
+      for (size_t i = 0; i < s.specs->size() && i < s.made->size(); ++i) {
+        tasks.push_back({&(*s.specs)[i], (*s.made)[i], s.now});
+      }
+    }
+    CopyToRecord(NewTasksRecordBatch(tasks));
   } catch (...) {
     own_entries_.LeftToOutbox(made.entries);
     throw;

@@ -56,7 +56,14 @@ struct OutboxRead {
 // them into PostgreSQL from here (Backend::CopyNewTasks), without reading them back from Redis
 // first, and passes over those entries when it reads them later.
 struct NewTasks {
-  std::vector<std::pair<std::string, std::string>> tasks;  // "seq\tstatus", packed spec
+  // One submit's tasks as it sent them (shared with the submit: nothing is copied), the
+  // script's answer for each ("seq\tstatus", in order) and the submit's time.
+  struct Submit {
+    std::shared_ptr<const std::vector<core::TaskSpec>> specs;
+    std::shared_ptr<const std::vector<std::string>> made;
+    core::Millis now = 0;
+  };
+  std::vector<Submit> submits;
   std::vector<std::string> entries;  // the outbox entries holding them, and nothing else
 };
 

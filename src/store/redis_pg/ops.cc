@@ -85,15 +85,6 @@ Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>
   return out;
 }
 
-void TakeNewTasks(RedisCall& submit, const std::vector<std::string>& made, NewTasks& into) {
-  // The packed spec is the last of a task's arguments (AppendTaskArgs).
-  for (size_t t = 0; t < made.size(); ++t) {
-    const size_t spec = (t + 1) * kSubmitArgsPerTask - 1;
-    if (made[t].empty() || spec >= submit.args.size()) continue;
-    into.tasks.emplace_back(made[t], std::move(submit.args[spec]));
-  }
-}
-
 std::vector<std::string> TakeSubmitEntries(RedisReply& reply, size_t tasks) {
   std::vector<std::string> entries;
   if (reply.IsError() || reply.elements.size() != tasks + 1) return entries;

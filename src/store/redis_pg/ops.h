@@ -42,9 +42,6 @@ void RecordedIdsInto(RedisCall& submit, const std::map<std::string, std::string>
 Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>& tasks,
                                                const RedisReply& r, bool* recheck,
                                                std::vector<std::string>* made);
-// The new tasks of a submit call as its outbox entry holds them ({made, packed spec}), the
-// specs moved out of the call's arguments (it has run).
-void TakeNewTasks(RedisCall& submit, const std::vector<std::string>& made, NewTasks& into);
 // The outbox entries of a submit call's reply (after its `tasks` per-task elements), taken out
 // of it; none when the reply has none.
 std::vector<std::string> TakeSubmitEntries(RedisReply& reply, size_t tasks);

@@ -215,7 +215,7 @@ std::chrono::steady_clock::time_point Recorder::ReadBy() const {
 void Recorder::CopyMade(std::vector<Made> made) {
   NewTasks all;
   for (Made& m : made) {
-    for (auto& t : m.tasks.tasks) all.tasks.push_back(std::move(t));
+    for (auto& s : m.tasks.submits) all.submits.push_back(std::move(s));
     for (auto& e : m.tasks.entries) all.entries.push_back(std::move(e));
   }
   bool copied = false;

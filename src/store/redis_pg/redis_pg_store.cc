@@ -87,9 +87,16 @@ class Op : public redis_pg::AwaitsRecord {
   bool submits_ids() const { return submits_ids_; }
   void set_submits_ids() { submits_ids_ = true; }
   // A submit's tasks: per task, "seq\tstatus" of the one made, or "" (see SubmitReply); null
-  // for other operations.
+  // for other operations. With the tasks as sent and the submit's time: what the recorder
+  // copies them from when the batch's waiting work is only tasks made (Finish).
   const std::vector<std::string>* made() const { return made_.get(); }
-  void set_made(std::shared_ptr<std::vector<std::string>> made) { made_ = std::move(made); }
+  void set_made(std::shared_ptr<std::vector<std::string>> made,
+                std::shared_ptr<const std::vector<core::TaskSpec>> specs, Millis now) {
+    made_ = std::move(made);
+    specs_ = std::move(specs);
+    now_ = now;
+  }
+  redis_pg::NewTasks::Submit made_tasks() const { return {specs_, made_, now_}; }
   // A new event (source, event_id): brought back from PostgreSQL first once events may have
   // left Redis, so that a resent one is still a duplicate.
   const std::optional<std::pair<std::string, std::string>>& new_event() const { return new_event_; }
@@ -103,6 +110,8 @@ class Op : public redis_pg::AwaitsRecord {
   bool submits_ids_ = false;
   std::optional<std::pair<std::string, std::string>> new_event_;
   std::shared_ptr<std::vector<std::string>> made_;
+  std::shared_ptr<const std::vector<core::TaskSpec>> specs_;
+  Millis now_ = 0;
   std::map<std::string, int> ready_now_;
 };
 
@@ -195,7 +204,7 @@ class RedisPgStore final : public Store {
         });
     op->set_needs_record();
     op->set_submits_ids();
-    op->set_made(std::move(made));
+    op->set_made(std::move(made), specs, now);
     op->set_ready_now(std::move(ready));
     Push(std::move(op));
   }
@@ -852,7 +861,7 @@ class RedisPgStore final : public Store {
     for (auto& op : batch) {
       if (op->needs_record() && op->succeeded()) {
         for (const auto& [queue, n] : op->ready_now()) ready[queue] += n;
-        if (all_made) redis_pg::TakeNewTasks(*op->MutableCall(), *op->made(), made);
+        if (all_made) made.submits.push_back(op->made_tasks());
         to_record.push_back(std::move(op));
       } else {
         op->Deliver();

@@ -1,5 +1,6 @@
 #include "store/redis_pg/task_codec.h"
 
+#include <algorithm>
 #include <array>
 #include <boost/json.hpp>
 #include <charconv>
@@ -485,6 +486,56 @@ core::Attempt AttemptFromRow(const PgResult& r, int row) {
   if (auto h = r.OptInt(row, 6)) a.http_status = static_cast<int>(*h);
   a.response_excerpt = r.OptText(row, 7);
   return a;
+}
+
+RecordBatch NewTasksRecordBatch(const std::vector<MadeTask>& tasks) {
+  std::vector<const MadeTask*> by_id;
+  by_id.reserve(tasks.size());
+  for (const MadeTask& m : tasks) by_id.push_back(&m);
+  std::sort(by_id.begin(), by_id.end(), [](const MadeTask* a, const MadeTask* b) {
+    return a->spec->task_id < b->spec->task_id;
+  });
+  RecordBatch batch;
+  Row row(kTaskColumnCount);
+  for (const MadeTask* m : by_id) {
+    const core::TaskSpec& t = *m->spec;
+    const size_t tab = m->meta.find('\t');
+    if (tab == std::string_view::npos) throw std::runtime_error("a made task lacks a status");
+    // As FullRow reads NewTaskRecord(meta, PackedSpec(t, now)).
+    const std::string sched = Num(t.schedule_time);
+    const std::string at = Num(m->now);
+    row[kTaskId] = t.task_id;
+    row[kSeq] = IntText(std::string(m->meta.substr(0, tab)), "seq");
+    row[kQueue] = t.queue;
+    row[kTaskType] = t.task_type;
+    row[kPayloadVersion] = Num(t.payload_version);
+    row[kPayload] = t.payload;
+    row[kScheduleTime] = sched;
+    row[kTimeoutMs] = Num(t.timeout_ms);
+    row[kMaxRetries] = Num(t.max_retries);
+    row[kPriority] = Num(t.priority);
+    row[kTraceId] = t.trace_id;
+    row[kIdempotencyKey] = t.idempotency_key;
+    row[kContentHash] = t.content_hash;
+    row[kCreatedAt] = at;
+    row[kOwner] = t.owner;
+    // As ApplyState reads a new task's: version 1, nothing tried yet.
+    row[kVer] = "1";
+    row[kStatusColumn] =
+        std::string(core::TaskStatusName(Status(std::string(m->meta.substr(tab + 1)))));
+    row[kRetryCount] = "0";
+    row[kAttempts] = "0";
+    row[kUpdatedAt] = at;
+    row[kNextAttemptAt] = sched;
+    row[kLastError] = std::nullopt;
+    row[kResult] = std::nullopt;
+    row[kDeduplicated] = "f";
+    row[kFastRetriesUsed] = "0";
+    row[kInFastRetry] = "f";
+    AppendCopyRow(batch.tasks_copy, row);
+    ++batch.tasks;
+  }
+  return batch;
 }
 
 RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries) {

@@ -109,4 +109,16 @@ inline RecordBatch BuildRecordBatch(const std::vector<Fields>& entries) {
   return BuildRecordBatch(all);
 }
 
+// A task a submit just made, as its process copies it (Backend::CopyNewTasks): what the submit
+// sent and what the script answered.
+struct MadeTask {
+  const core::TaskSpec* spec = nullptr;
+  std::string_view meta;  // "seq\tstatus"
+  core::Millis now = 0;   // the submit's time
+};
+// The rows of tasks submits just made: what BuildRecordBatch makes of their records
+// (NewTaskRecord(meta, PackedSpec(*spec, now))), in the same order (by id), straight from the
+// specs rather than packing each one and parsing it back.
+RecordBatch NewTasksRecordBatch(const std::vector<MadeTask>& tasks);
+
 }  // namespace madeira::store::redis_pg

@@ -153,6 +153,33 @@ TEST(PackedTask, ChangesAndAttemptsBecomeRowsInColumnOrder) {
   EXPECT_EQ(batch.attempts_copy, "t-1\t1\tw\\t1\t10\t12\tfailed\t{\"e\":1}\t503\t\\N\n");
 }
 
+// A submit's own tasks are copied from the specs it sent (NewTasksRecordBatch), not from their
+// packed specs read back: the rows must be the very ones the outbox's records give, escapes,
+// optional fields, a scheduled task and the order by id included.
+TEST(PackedTask, MadeTasksBecomeTheRowsTheirRecordsWould) {
+  core::TaskSpec full = Spec();
+  full.owner = "ci\tbot";
+  full.trace_id = "trace\\with\nbreaks";
+  core::TaskSpec bare = Spec();
+  bare.task_id = "a-0";
+  bare.idempotency_key.reset();
+  bare.payload = "{}";
+  bare.max_retries = 0;
+  bare.priority = -2;
+  std::vector<MadeTask> made = {{&full, "41\tscheduled", kNow}, {&bare, "42\tpending", kNow + 7}};
+  std::vector<Fields> records = {NewTaskRecord("41\tscheduled", PackedSpec(full, kNow)),
+                                 NewTaskRecord("42\tpending", PackedSpec(bare, kNow + 7))};
+  RecordBatch direct = NewTasksRecordBatch(made);
+  RecordBatch read_back = BuildRecordBatch(records);
+  EXPECT_EQ(direct.tasks, 2u);
+  EXPECT_EQ(direct.tasks_copy, read_back.tasks_copy);
+  EXPECT_LT(direct.tasks_copy.find("a-0\t"), direct.tasks_copy.find("t-1\t"));
+  EXPECT_NE(direct.tasks_copy.find("\tscheduled\t"), std::string::npos);
+  EXPECT_NE(direct.tasks_copy.find("ci\\tbot"), std::string::npos);  // COPY's escape
+  EXPECT_EQ(direct.states + direct.attempts + direct.events, 0u);
+  EXPECT_THROW(NewTasksRecordBatch({{&bare, "42", kNow}}), std::runtime_error);
+}
+
 TEST(PackedTask, ARecordWithABadNumberIsNotCopied) {
   RedisReply entry =
       Flat({"j", R"([["kind","state","id","t-1","ver","2","status","running","updated","1x"]])"});
