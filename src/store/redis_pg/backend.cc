@@ -459,7 +459,7 @@ void Backend::CopyNewTasks(const NewTasks& made) {
         tasks.push_back({&(*s.specs)[i], (*s.made)[i], s.now});
       }
     }
-    CopyToRecord(NewTasksRecordBatch(tasks));
+    CopyToRecord(NewTasksRecordBatch(std::move(tasks)));
   } catch (...) {
     own_entries_.LeftToOutbox(made.entries);
     throw;

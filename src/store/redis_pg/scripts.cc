@@ -530,6 +530,17 @@ return stored_event(ek)
 
 // ARGV: P, now, max, lease_ms?, worker, nq, queues..., nf, "type\tversion"..., lease ids (max)
 constexpr const char* kLease = R"LUA(
+-- A task as a lease reads it: LEASE_FIELDS' values (HMGET), them as a table (lease_table) and
+-- false. A hash without a packed spec (LEASE_FIELDS ends with it: written field by field by an
+-- older Madeira, or by madeira recover) is read whole instead: HGETALL's [name, value, ...], a
+-- table and true.
+local function read_for_lease(k)
+  local v = redis.call('HMGET', k, unpack(LEASE_FIELDS))
+  if v[#LEASE_FIELDS] then return v, lease_table(v), false end
+  local flat, h = redis.call('HGETALL', k), {}
+  for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
+  return flat, h, true
+end
 local now = tonumber(ARGV[2])
 local want = tonumber(ARGV[3])
 local lease_ms = opt(ARGV[4])
@@ -651,23 +662,12 @@ return {leases, deduped}
 // (the store sends the acks queued together as one call).
 constexpr const char* kAck = R"LUA(
 local acked = {}  -- the tasks acked by this call: their hashes go at its end
--- What an ack reads: what it checks, its records need and its answer carries; not the spec.
-local ACK_FIELDS = {'type', 'ikey', 'chash', 'lease', 'worker', 'astart', 'ver', 'status',
-                    'retry', 'attempts', 'updated', 'next', 'lerr', 'result', 'dedup', 'fastused',
-                    'infast'}
 local function ack(lease_id, now, ttl, result, http, excerpt)
   local q, id = lease_target(lease_id)
   if not q then return {'lost'} end
   local k = tkey(q, id)
   if acked[k] then return {'lost'} end
-  local v = redis.call('HMGET', k, unpack(ACK_FIELDS))
-  -- One constructor: the table is made at its size at once (filled from empty, Lua would grow
-  -- and rehash it at 1, 2, 4, 8 and 16 keys); a field the hash lacks is nil.
-  local h = {type = v[1] or nil, ikey = v[2] or nil, chash = v[3] or nil, lease = v[4] or nil,
-             worker = v[5] or nil, astart = v[6] or nil, ver = v[7] or nil, status = v[8] or nil,
-             retry = v[9] or nil, attempts = v[10] or nil, updated = v[11] or nil,
-             next = v[12] or nil, lerr = v[13] or nil, result = v[14] or nil, dedup = v[15] or nil,
-             fastused = v[16] or nil, infast = v[17] or nil}
+  local h = ack_table(redis.call('HMGET', k, unpack(ACK_FIELDS)))
   if h.lease ~= lease_id or h.status ~= 'running' then return {'lost'} end
   acked[k] = true
   local was_fast = h.infast == '1'
@@ -1055,31 +1055,38 @@ end
 return {n_done, n_snap}
 )LUA";
 
-// The lease's reading of a task, made from kLeaseFields: read_for_lease(k) answers its values
-// (HMGET), them as a table by name and false. The table is made at its size by one constructor
-// (filled from empty, Lua would grow and rehash it at 1, 2, 4, 8, 16 and 32 keys), with room for
-// what a lease sets. A hash without a packed spec (kLeaseFields ends with it: written field by
-// field by an older Madeira) is read whole instead: HGETALL's [name, value, ...], a table and true.
-static_assert(std::string_view(kLeaseFields.back()) == "spec");
-std::string LeaseReadLua() {
-  std::string list = "local LEASE_FIELDS = {";
-  std::string table = "{";
-  for (size_t i = 0; i < kLeaseFields.size(); ++i) {
-    list += std::string(i == 0 ? "" : ", ") + "'" + kLeaseFields[i] + "'";
-    table += std::string(kLeaseFields[i]) + " = v[" + std::to_string(i + 1) + "], ";
+// What an ack reads of a task: what it checks, its records need and its answer carries; not
+// the spec.
+constexpr std::array<const char*, 17> kAckFields = {
+    "type",     "ikey",    "chash", "lease", "worker", "astart", "ver",      "status", "retry",
+    "attempts", "updated", "next",  "lerr",  "result", "dedup",  "fastused", "infast"};
+
+// A script's fixed read of a task's fields, for HMGET: `local LIST = {'a', 'b', ...}` and
+// `local function TABLE(v) return {a = v[1], b = v[2], ..., EXTRA} end`, the values by name
+// (false where the hash lacks the field) in a table made at its size by one constructor: filled
+// from empty, Lua would grow and rehash it at 1, 2, 4, 8, 16 and 32 keys. EXTRA makes room for
+// the fields the script sets. One list for the Lua and, for the lease, LeaseReply.
+template <size_t N>
+std::string FieldsReadLua(const char* list, const char* table,
+                          const std::array<const char*, N>& fields, const char* extra) {
+  std::string names = std::string("local ") + list + " = {";
+  std::string by_name = std::string("local function ") + table + "(v)\n  return {";
+  for (size_t i = 0; i < N; ++i) {
+    names += std::string(i == 0 ? "" : ", ") + "'" + fields[i] + "'";
+    by_name += std::string(fields[i]) + " = v[" + std::to_string(i + 1) + "], ";
   }
-  return list + "}\n" +
-         "local function read_for_lease(k)\n"
-         "  local v = redis.call('HMGET', k, unpack(LEASE_FIELDS))\n"
-         "  if v[#LEASE_FIELDS] then\n"
-         "    return v, " +
-         table +
-         "lease = false, astart = false, deadline = false, worker = false}, false\n"
-         "  end\n"
-         "  local flat, h = redis.call('HGETALL', k), {}\n"
-         "  for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end\n"
-         "  return flat, h, true\n"
-         "end\n";
+  return names + "}\n" + by_name + extra + "}\nend\n";
+}
+
+// What a script's body needs before it: the lease's and the ack's field reads.
+std::string BodyPrelude(Script script) {
+  if (script == Script::kLease) {
+    static_assert(std::string_view(kLeaseFields.back()) == "spec");  // read_for_lease's test
+    return FieldsReadLua("LEASE_FIELDS", "lease_table", kLeaseFields,
+                         "lease = false, astart = false, deadline = false, worker = false");
+  }
+  if (script == Script::kAck) return FieldsReadLua("ACK_FIELDS", "ack_table", kAckFields, "");
+  return "";
 }
 
 }  // namespace
@@ -1094,9 +1101,8 @@ const std::string& ScriptSource(Script script) {
     // Each body runs as a function, so that whatever it made ready is published after any of
     // its returns.
     for (int i = 0; i < kScriptCount; ++i) {
-      const bool lease = static_cast<Script>(i) == Script::kLease;
-      out[i] = std::string(kHelpers) + (lease ? LeaseReadLua() : "") + "local function main()\n" +
-               bodies[i] +
+      out[i] = std::string(kHelpers) + BodyPrelude(static_cast<Script>(i)) +
+               "local function main()\n" + bodies[i] +
                "\nend\nlocal result = main()\nflush_gathered()\npublish_wakes()\n"
                "if RETURNS_ENTRIES then result[#result + 1] = ENTRY_IDS end\nreturn result\n";
     }

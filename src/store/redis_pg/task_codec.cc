@@ -488,24 +488,20 @@ core::Attempt AttemptFromRow(const PgResult& r, int row) {
   return a;
 }
 
-RecordBatch NewTasksRecordBatch(const std::vector<MadeTask>& tasks) {
-  std::vector<const MadeTask*> by_id;
-  by_id.reserve(tasks.size());
-  for (const MadeTask& m : tasks) by_id.push_back(&m);
-  std::sort(by_id.begin(), by_id.end(), [](const MadeTask* a, const MadeTask* b) {
-    return a->spec->task_id < b->spec->task_id;
-  });
+RecordBatch NewTasksRecordBatch(std::vector<MadeTask> tasks) {
+  std::sort(tasks.begin(), tasks.end(),
+            [](const MadeTask& a, const MadeTask& b) { return a.spec->task_id < b.spec->task_id; });
   RecordBatch batch;
   Row row(kTaskColumnCount);
-  for (const MadeTask* m : by_id) {
-    const core::TaskSpec& t = *m->spec;
-    const size_t tab = m->meta.find('\t');
+  for (const MadeTask& m : tasks) {
+    const core::TaskSpec& t = *m.spec;
+    const size_t tab = m.meta.find('\t');
     if (tab == std::string_view::npos) throw std::runtime_error("a made task lacks a status");
     // As FullRow reads NewTaskRecord(meta, PackedSpec(t, now)).
     const std::string sched = Num(t.schedule_time);
-    const std::string at = Num(m->now);
+    const std::string at = Num(m.now);
     row[kTaskId] = t.task_id;
-    row[kSeq] = IntText(std::string(m->meta.substr(0, tab)), "seq");
+    row[kSeq] = IntText(std::string(m.meta.substr(0, tab)), "seq");
     row[kQueue] = t.queue;
     row[kTaskType] = t.task_type;
     row[kPayloadVersion] = Num(t.payload_version);
@@ -522,7 +518,7 @@ RecordBatch NewTasksRecordBatch(const std::vector<MadeTask>& tasks) {
     // As ApplyState reads a new task's: version 1, nothing tried yet.
     row[kVer] = "1";
     row[kStatusColumn] =
-        std::string(core::TaskStatusName(Status(std::string(m->meta.substr(tab + 1)))));
+        std::string(core::TaskStatusName(Status(std::string(m.meta.substr(tab + 1)))));
     row[kRetryCount] = "0";
     row[kAttempts] = "0";
     row[kUpdatedAt] = at;

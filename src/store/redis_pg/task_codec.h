@@ -119,6 +119,6 @@ struct MadeTask {
 // The rows of tasks submits just made: what BuildRecordBatch makes of their records
 // (NewTaskRecord(meta, PackedSpec(*spec, now))), in the same order (by id), straight from the
 // specs rather than packing each one and parsing it back.
-RecordBatch NewTasksRecordBatch(const std::vector<MadeTask>& tasks);
+RecordBatch NewTasksRecordBatch(std::vector<MadeTask> tasks);
 
 }  // namespace madeira::store::redis_pg
