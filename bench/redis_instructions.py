@@ -4,17 +4,26 @@
 in a private redis-server. Unlike throughput or CPU seconds on a noisy machine, the counts repeat
 to within ~1 % from run to run, so a change to the Lua scripts can be judged in one run of each.
 
-    bench/redis_instructions.py BINARY [--tasks N]
+    bench/redis_instructions.py BINARY [--tasks N] [--redis-server PATH] [--breakdown]
+                                       [--keep DIR]
 
 BINARY: the madeira to measure. Needs valgrind (apt-get install valgrind), redis-server, and
 MADEIRA_TEST_DATABASE_URL (a PostgreSQL: `scripts/test-services.sh start DIR`, then
 `set -a; source DIR/env; set +a`). Redis runs as scripts/test-services.sh runs it (AOF, fsync
 always), ~50x slower under callgrind: 2,000 tasks take about a minute.
+
+To see where the instructions go, not only how many: --redis-server names a redis-server built
+with symbols (Debian's is stripped: with deb-src in apt's sources, `apt-get source redis`, then
+in it `make OPTIMIZATION=-O2 CFLAGS=-g USE_SYSTEM_JEMALLOC=yes BUILD_TLS=no`, ~1 minute; the
+binary is src/redis-server), --breakdown splits each step by Redis function, and --keep DIR
+keeps the three dumps (DIR/callgrind.out.1 submit, .2 lease, .3 ack) for `callgrind_annotate
+--inclusive=yes DIR/callgrind.out.2` (docs/benchmarks.md, fourteenth round).
 """
 import argparse
 import http.client
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -66,16 +75,60 @@ def instructions(dump):
     raise SystemExit(f"redis_instructions: no totals in {dump}")
 
 
+# Where a step's instructions go (--breakdown): Redis functions whose inclusive counts split a
+# script call, as callgrind_annotate names them (file:function) in a redis-server with symbols.
+BREAKDOWN = [
+    ("EVALSHA, all of it", "eval.c:evalShaCommand"),
+    ("  redis.call from the scripts", "script_lua.c:luaRedisGenericCommand"),
+    ("    the commands themselves", "script.c:scriptCall"),
+    ("    their replies into Lua", "resp_parser.c:parseReply"),
+    ("    their arguments out of Lua", "script_lua.c:luaArgsToRedisArgv"),
+    ("  the script's answer to RESP", "script_lua.c:luaReplyToRedisReply"),
+    ("  cjson.encode (outbox records)", "lua_cjson.c:json_encode"),
+    ("  Lua strings made (interned)", "lstring.c:luaS_newlstr"),
+    ("  Lua garbage collection", "lgc.c:luaC_step"),
+    ("writes into the AOF buffer", "server.c:propagatePendingCommands"),
+    ("HSET", "t_hash.c:hsetCommand"),
+    ("HMGET", "t_hash.c:hmgetCommand"),
+    ("DEL", "db.c:delCommand"),
+    ("XREADGROUP (the recorder)", "t_stream.c:xreadCommand"),
+]
+
+
+def breakdown(dump, tasks):
+    """Inclusive instructions a task of the BREAKDOWN functions in one dump, or None when the
+    redis-server had no symbols."""
+    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100",
+                          "--auto=no", dump], capture_output=True, text=True, check=True).stdout
+    counts = {}
+    for line in out.splitlines():
+        # "  1,234 ( 5.6%)  path/file.c:function [binary]"; recursive entries (fn'2) left out.
+        m = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S+)", line)
+        if not m:
+            continue
+        for _, fn in BREAKDOWN:
+            if m.group(2).endswith("/" + fn) and fn not in counts:
+                counts[fn] = int(m.group(1).replace(",", "")) / tasks
+    return counts if "eval.c:evalShaCommand" in counts else None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("binary")
     ap.add_argument("--tasks", type=int, default=2000)
+    ap.add_argument("--redis-server", default="redis-server",
+                    help="the redis-server to run under callgrind (default: the one on PATH)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also split each step by Redis function (needs --redis-server with "
+                         "symbols)")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="copy the callgrind dumps (submit, lease, ack) into DIR")
     args = ap.parse_args()
     database_url = os.environ.get("MADEIRA_TEST_DATABASE_URL")
     if not database_url:
         raise SystemExit("redis_instructions: MADEIRA_TEST_DATABASE_URL is not set")
-    for tool in ("valgrind", "callgrind_control", "redis-server"):
+    for tool in ("valgrind", "callgrind_control", args.redis_server):
         if shutil.which(tool) is None:
             raise SystemExit(f"redis_instructions: {tool} is not installed")
     tasks = args.tasks // PER_REQUEST * PER_REQUEST
@@ -83,7 +136,7 @@ def main():
     redis_port = free_port()
     redis = subprocess.Popen(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/callgrind.out",
-         "redis-server", "--bind", "127.0.0.1", "--port", str(redis_port), "--dir", work,
+         args.redis_server, "--bind", "127.0.0.1", "--port", str(redis_port), "--dir", work,
          "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
         stdout=subprocess.DEVNULL, stderr=open(f"{work}/valgrind.log", "w"))
     server = None
@@ -138,6 +191,19 @@ def main():
               f"{PER_REQUEST} a request")
         for step, name in zip(("submit", "lease", "ack"), dumps[:3]):
             print(f"  {step:7} {instructions(os.path.join(work, name)) / tasks:10,.0f}")
+        if args.breakdown:
+            rows = [breakdown(os.path.join(work, name), tasks) for name in dumps[:3]]
+            if None in rows:
+                raise SystemExit("redis_instructions: no Redis function names in the dumps: "
+                                 "--breakdown needs a redis-server built with symbols")
+            print(f"  {'inclusive, a task':34} {'submit':>9} {'lease':>9} {'ack':>9}")
+            for label, fn in BREAKDOWN:
+                print(f"  {label:34}" + "".join(f" {r.get(fn, 0):9,.0f}" for r in rows))
+        if args.keep:
+            os.makedirs(args.keep, exist_ok=True)
+            for n, name in enumerate(dumps[:3], 1):
+                shutil.copy(os.path.join(work, name), os.path.join(args.keep, f"callgrind.out.{n}"))
+            print(f"  dumps kept in {args.keep} (callgrind.out.1 submit, .2 lease, .3 ack)")
     finally:
         if server is not None:
             server.terminate()
