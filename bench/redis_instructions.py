@@ -36,6 +36,7 @@ PAYLOAD = json.loads('{"order_id":202509110001,"store_id":"S10086","customer":"c
                      '"items":[{"sku":"A-1","qty":2},{"sku":"B-7","qty":1}],"note":"'
                      + "x" * 180 + '"}')
 PER_REQUEST = 100
+STEPS = ("submit", "lease", "ack")  # one callgrind dump each, in this order
 
 
 def free_port():
@@ -189,20 +190,21 @@ def main():
             raise SystemExit(f"redis_instructions: {len(dumps)} callgrind dumps, not 3")
         print(f"{os.path.basename(args.binary)}: Redis instructions a task, {tasks} tasks, "
               f"{PER_REQUEST} a request")
-        for step, name in zip(("submit", "lease", "ack"), dumps[:3]):
-            print(f"  {step:7} {instructions(os.path.join(work, name)) / tasks:10,.0f}")
+        steps = list(zip(STEPS, (os.path.join(work, name) for name in dumps[:3])))
+        for step, dump in steps:
+            print(f"  {step:7} {instructions(dump) / tasks:10,.0f}")
         if args.breakdown:
-            rows = [breakdown(os.path.join(work, name), tasks) for name in dumps[:3]]
+            rows = [breakdown(dump, tasks) for _, dump in steps]
             if None in rows:
                 raise SystemExit("redis_instructions: no Redis function names in the dumps: "
                                  "--breakdown needs a redis-server built with symbols")
-            print(f"  {'inclusive, a task':34} {'submit':>9} {'lease':>9} {'ack':>9}")
+            print(f"  {'inclusive, a task':34}" + "".join(f" {step:>9}" for step in STEPS))
             for label, fn in BREAKDOWN:
                 print(f"  {label:34}" + "".join(f" {r.get(fn, 0):9,.0f}" for r in rows))
         if args.keep:
             os.makedirs(args.keep, exist_ok=True)
-            for n, name in enumerate(dumps[:3], 1):
-                shutil.copy(os.path.join(work, name), os.path.join(args.keep, f"callgrind.out.{n}"))
+            for n, (_, dump) in enumerate(steps, 1):
+                shutil.copy(dump, os.path.join(args.keep, f"callgrind.out.{n}"))
             print(f"  dumps kept in {args.keep} (callgrind.out.1 submit, .2 lease, .3 ack)")
     finally:
         if server is not None:
