@@ -5,7 +5,7 @@ build_pkgs=(
   cmake ninja-build g++ pkg-config ccache
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libcurl4-openssl-dev libhiredis-dev libcli11-dev libtomlplusplus-dev libspdlog-dev
-  libvalijson-dev libsqlite3-dev libpq-dev libssl-dev libjemalloc-dev
+  libvalijson-dev libsqlite3-dev libpq-dev libssl-dev libjemalloc-dev libmsgpuck-dev
 )
 # redis-server/postgresql: private instances for the redis-pg store tests (scripts/test-services.sh).
 # chromium: the console's browser tests (tests/console drive it with playwright-core over CDP).

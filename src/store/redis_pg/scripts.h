@@ -41,6 +41,19 @@ inline constexpr std::array<const char*, 24> kLeaseFields = {
     "retry", "updated", "next",  "lerr",    "result", "dedup",    "fastused", "infast",
     "queue", "prio",    "chash", "ready",   "seq",    "payload",  "maxr",     "spec"};
 
+// The records the scripts write most (a lease's and an ack's) go to the outbox packed: each the
+// msgpack values (cmsgpack.pack) of its kind ("state" or "attempt") and then these fields, in this
+// order, with no names; nil or false = none. A field `m` of an entry holds such records one after
+// another; task_codec.cc reads them back under these names (AppendPackedRecords). Both lists are
+// also the names the JSON records use. A state record's fields after the task id are the hash
+// fields that change after a task is made (STATE_FIELDS in Lua); '' is none there too ('next'
+// after a lease: cheaper than an HDEL).
+inline constexpr std::array<const char*, 12> kStateRecordFields = {
+    "id",      "ver",    "status", "retry", "attempts", "updated",
+    "next",    "lerr",   "result", "dedup", "fastused", "infast"};
+inline constexpr std::array<const char*, 9> kAttemptRecordFields = {
+    "task_id", "attempt", "worker", "started", "finished", "outcome", "error", "http", "excerpt"};
+
 // The full source of a script (the shared helpers prepended).
 const std::string& ScriptSource(Script script);
 

@@ -7,7 +7,10 @@
 #include <map>
 #include <stdexcept>
 
+#include <msgpuck.h>
+
 #include "core/json_text.h"
+#include "store/redis_pg/scripts.h"
 
 namespace madeira::store::redis_pg {
 
@@ -332,6 +335,56 @@ void AppendRecordsFromJson(const std::string& text, std::vector<Fields>& records
   }
 }
 
+// One value of a packed record (cmsgpack's encoding of a Lua value) at p, which moves past it:
+// a string or an integer as text, nil or false as none. Checked whole before it is read
+// (mp_check), so that a damaged entry throws rather than reads past its end.
+std::optional<std::string> PackedValue(const char*& p, const char* end) {
+  const char* past = p;
+  if (p >= end || mp_check(&past, end) != 0) throw std::runtime_error("outbox record truncated");
+  switch (mp_typeof(*p)) {
+    case MP_STR: {
+      uint32_t len = 0;
+      const char* text = mp_decode_str(&p, &len);
+      return std::string(text, len);
+    }
+    case MP_UINT:
+      return std::to_string(mp_decode_uint(&p));
+    case MP_INT:
+      return std::to_string(mp_decode_int(&p));
+    case MP_NIL:
+      mp_decode_nil(&p);
+      return std::nullopt;
+    case MP_BOOL:
+      if (!mp_decode_bool(&p)) return std::nullopt;
+      break;
+    default:
+      break;
+  }
+  throw std::runtime_error("outbox record holds a value of an unexpected type");
+}
+
+// Field 'm' of an entry: packed records one after another, each its kind and then the values
+// of kStateRecordFields or kAttemptRecordFields (scripts.h). A state record's '' is none too.
+// (msgpuck reads the values; the framing by kind is the scripts' own.)
+void AppendPackedRecords(const std::string& packed, std::vector<Fields>& records) {
+  const char* p = packed.data();
+  const char* end = p + packed.size();
+  while (p < end) {
+    const std::optional<std::string> kind = PackedValue(p, end);
+    const bool state = kind == "state";
+    if (!state && kind != "attempt") throw std::runtime_error("outbox packed record of no kind");
+    std::span<const char* const> names = state ? std::span<const char* const>(kStateRecordFields)
+                                               : std::span<const char* const>(kAttemptRecordFields);
+    Fields& f = records.emplace_back();
+    f.reserve(names.size() + 1);
+    f["kind"] = *kind;
+    for (const char* name : names) {
+      std::optional<std::string> value = PackedValue(p, end);
+      if (value && !(state && value->empty())) f[name] = std::move(*value);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Fields> RecordsFromFlat(const RedisReply& flat) {
@@ -340,6 +393,10 @@ std::vector<Fields> RecordsFromFlat(const RedisReply& flat) {
     const std::string& name = flat.elements[i].str;
     if (name == "j") {
       AppendRecordsFromJson(flat.elements[i + 1].str, records);
+      continue;
+    }
+    if (name == "m") {
+      AppendPackedRecords(flat.elements[i + 1].str, records);
       continue;
     }
     // A new task: "seq\tstatus", then its packed spec.

@@ -33,7 +33,8 @@ Fields FieldsFromFlat(const RedisReply& flat);
 // spec unpacked.
 Fields FieldsFromValues(const RedisReply& values, std::span<const char* const> names);
 // The records of one outbox entry, in order: fields "j", each a JSON array of flat
-// [name, value, ...] arrays, and new tasks as "t" ("seq\tstatus") then "s" (the packed spec); a
+// [name, value, ...] arrays, "m", packed state and attempt records one after another (see
+// kStateRecordFields), and new tasks as "t" ("seq\tstatus") then "s" (the packed spec); a
 // submit's entry starts with "o" (its process). Entries written before that: a field each, every
 // record starting at its "kind".
 std::vector<Fields> RecordsFromFlat(const RedisReply& flat);

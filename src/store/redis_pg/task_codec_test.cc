@@ -3,9 +3,11 @@
 #include "store/redis_pg/task_codec.h"
 
 #include <gtest/gtest.h>
+#include <msgpuck.h>
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace madeira::store::redis_pg {
@@ -178,6 +180,72 @@ TEST(PackedTask, MadeTasksBecomeTheRowsTheirRecordsWould) {
   EXPECT_NE(direct.tasks_copy.find("ci\\tbot"), std::string::npos);  // COPY's escape
   EXPECT_EQ(direct.states + direct.attempts + direct.events, 0u);
   EXPECT_THROW(NewTasksRecordBatch({{&bare, "42", kNow}}), std::runtime_error);
+}
+
+// Values as the scripts' cmsgpack.pack encodes them (Lua strings, integers, nil, false), one
+// after another: packed records as a field 'm' holds them.
+class Packed {
+ public:
+  Packed& S(std::string_view text) { return Put(mp_sizeof_str(text.size()), [&](char* p) {
+      return mp_encode_str(p, text.data(), text.size()); }); }
+  Packed& U(uint64_t n) { return Put(mp_sizeof_uint(n), [&](char* p) { return mp_encode_uint(p, n); }); }
+  Packed& Nil() { return Put(mp_sizeof_nil(), [](char* p) { return mp_encode_nil(p); }); }
+  Packed& False() { return Put(mp_sizeof_bool(false), [](char* p) { return mp_encode_bool(p, false); }); }
+  Packed& True() { return Put(mp_sizeof_bool(true), [](char* p) { return mp_encode_bool(p, true); }); }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  template <typename Encode>
+  Packed& Put(size_t size, Encode encode) {
+    const size_t at = bytes_.size();
+    bytes_.resize(at + size);
+    encode(bytes_.data() + at);
+    return *this;
+  }
+  std::string bytes_;
+};
+
+// The lease's and the ack's records go packed ('m'): the same rows as their JSON form, in the
+// same order among the entry's other fields; nil, false and a state's '' are none, an attempt's
+// '' is kept (its worker), integers read as text.
+TEST(PackedTask, PackedRecordsBecomeTheRowsTheirJsonFormWould) {
+  Packed packed;
+  packed.S("state").S("t-1").S("2").S("running").False().S("1").S("10").S("").False().False()
+      .False().False().False();
+  packed.S("attempt").S("t-1").S("1").S("w\t1").S("10").U(12).S("failed").S("{\"e\":1}").S("503")
+      .Nil();
+  packed.S("state").S("t-1").S("3").S("retrying").S("1").S("1").S("12").S("99").S("bad\nline")
+      .Nil().Nil().S("1").S("1");
+  packed.S("attempt").S("t-2").S("1").S("").S("10").S("12").S("succeeded").Nil().Nil().Nil();
+  RedisReply entry = Flat({"j", R"([["kind","state","id","t-0","ver","4","status","dead"]])", "m",
+                           packed.bytes()});
+  std::vector<Fields> records = RecordsFromFlat(entry);
+  ASSERT_EQ(records.size(), 5u);
+  EXPECT_EQ(records[0].at("id"), "t-0");  // the JSON run first, as written
+  EXPECT_EQ(records[1].count("next"), 0u);
+  EXPECT_EQ(records[1].count("retry"), 0u);
+  EXPECT_EQ(records[4].at("worker"), "");
+  RecordBatch batch = BuildRecordBatch({records[1], records[2], records[3]});
+  EXPECT_EQ(batch.states_copy, "t-1\t3\tretrying\t1\t1\t12\t99\tbad\\nline\t\\N\tf\t1\tt\n");
+  EXPECT_EQ(batch.attempts_copy, "t-1\t1\tw\\t1\t10\t12\tfailed\t{\"e\":1}\t503\t\\N\n");
+}
+
+// A damaged 'm' costs its entry an error (set aside by the recorder), never a read past its end.
+TEST(PackedTask, PackedRecordsThatCannotBeReadSaySo) {
+  Packed whole;
+  whole.S("state").S("t-1").S("2").S("running").Nil().S("1").S("10").Nil().Nil().Nil().Nil().Nil()
+      .Nil();
+  ASSERT_EQ(RecordsFromFlat(Flat({"m", whole.bytes()})).size(), 1u);
+  for (size_t cut = 1; cut < whole.bytes().size(); ++cut) {
+    EXPECT_THROW(RecordsFromFlat(Flat({"m", whole.bytes().substr(0, cut)})), std::runtime_error)
+        << "cut at " << cut;
+  }
+  Packed no_kind;
+  no_kind.S("task").S("t-1");
+  EXPECT_THROW(RecordsFromFlat(Flat({"m", no_kind.bytes()})), std::runtime_error);
+  Packed truth;  // true is no value the scripts write
+  truth.S("attempt").S("t-1").S("1").S("w").S("10").S("12").S("failed").True().Nil().Nil();
+  EXPECT_THROW(RecordsFromFlat(Flat({"m", truth.bytes()})), std::runtime_error);
 }
 
 TEST(PackedTask, ARecordWithABadNumberIsNotCopied) {
