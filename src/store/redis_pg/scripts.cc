@@ -29,6 +29,7 @@
 #include "store/redis_pg/scripts.h"
 
 #include <array>
+#include <span>
 #include <string_view>
 
 #include "store/redis_pg/rate_bucket.h"
@@ -1049,16 +1050,23 @@ constexpr std::array<const char*, 17> kAckFields = {
 // (false where the hash lacks the field) in a table made at its size by one constructor: filled
 // from empty, Lua would grow and rehash it at 1, 2, 4, 8, 16 and 32 keys. EXTRA makes room for
 // the fields the script sets. One list for the Lua and, for the lease, LeaseReply.
+// `local LIST = {'a', 'b', ...}`: a list of field names as a Lua table.
+std::string LuaNameList(const char* list, std::span<const char* const> fields) {
+  std::string out = std::string("local ") + list + " = {";
+  for (size_t i = 0; i < fields.size(); ++i) {
+    out += std::string(i == 0 ? "" : ", ") + "'" + fields[i] + "'";
+  }
+  return out + "}\n";
+}
+
 template <size_t N>
 std::string FieldsReadLua(const char* list, const char* table,
                           const std::array<const char*, N>& fields, const char* extra) {
-  std::string names = std::string("local ") + list + " = {";
   std::string by_name = std::string("local function ") + table + "(v)\n  return {";
   for (size_t i = 0; i < N; ++i) {
-    names += std::string(i == 0 ? "" : ", ") + "'" + fields[i] + "'";
     by_name += std::string(fields[i]) + " = v[" + std::to_string(i + 1) + "], ";
   }
-  return names + "}\n" + by_name + extra + "}\nend\n";
+  return LuaNameList(list, fields) + by_name + extra + "}\nend\n";
 }
 
 // The state record functions, from kStateRecordFields (after the task id: the hash fields they
@@ -1066,13 +1074,10 @@ std::string FieldsReadLua(const char* list, const char* table,
 // record_state(k, id) reads them from the hash. Made here so that the Lua packs the fields in
 // the order task_codec.cc reads them, named once.
 std::string StateRecordLua() {
-  std::string names, values;
-  for (size_t i = 1; i < kStateRecordFields.size(); ++i) {
-    names += std::string(i == 1 ? "" : ", ") + "'" + kStateRecordFields[i] + "'";
-    values += std::string(", h.") + kStateRecordFields[i];
-  }
-  return "local STATE_FIELDS = {" + names +
-         "}\n"
+  const auto after_id = std::span<const char* const>(kStateRecordFields).subspan(1);
+  std::string values;
+  for (const char* name : after_id) values += std::string(", h.") + name;
+  return LuaNameList("STATE_FIELDS", after_id) +
          "local function record_state_of(h, id)\n"
          "  record(cmsgpack.pack('state', id" +
          values +
@@ -1104,11 +1109,12 @@ const std::string& ScriptSource(Script script) {
         kExpired,    kPromote, kNextWakeup, kGet,       kCancel,        kReplay,
         kCancelDead, kEvent,   kGetEvent,   kRestore,   kTakeTokensLua, kRotateEnded};
     std::array<std::string, kScriptCount> out;
+    const std::string helpers =
+        std::string(kHelpers) + StateRecordLua() + kHelpersAfterStateRecords;
     // Each body runs as a function, so that whatever it made ready is published after any of
     // its returns.
     for (int i = 0; i < kScriptCount; ++i) {
-      out[i] = std::string(kHelpers) + StateRecordLua() + kHelpersAfterStateRecords +
-               BodyPrelude(static_cast<Script>(i)) +
+      out[i] = helpers + BodyPrelude(static_cast<Script>(i)) +
                "local function main()\n" + bodies[i] +
                "\nend\nlocal result = main()\nflush_gathered()\npublish_wakes()\n"
                "if RETURNS_ENTRIES then result[#result + 1] = ENTRY_IDS end\nreturn result\n";
