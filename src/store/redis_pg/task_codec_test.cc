@@ -186,15 +186,22 @@ TEST(PackedTask, MadeTasksBecomeTheRowsTheirRecordsWould) {
 // after another: packed records as a field 'm' holds them.
 class Packed {
  public:
-  Packed& S(std::string_view text) { return Put(mp_sizeof_str(text.size()), [&](char* p) {
-      return mp_encode_str(p, text.data(), text.size()); }); }
-  Packed& U(uint64_t n) { return Put(mp_sizeof_uint(n), [&](char* p) { return mp_encode_uint(p, n); }); }
+  Packed& S(std::string_view text) {
+    return Put(mp_sizeof_str(text.size()),
+               [&](char* p) { return mp_encode_str(p, text.data(), text.size()); });
+  }
+  Packed& U(uint64_t n) {
+    return Put(mp_sizeof_uint(n), [&](char* p) { return mp_encode_uint(p, n); });
+  }
   Packed& Nil() { return Put(mp_sizeof_nil(), [](char* p) { return mp_encode_nil(p); }); }
-  Packed& False() { return Put(mp_sizeof_bool(false), [](char* p) { return mp_encode_bool(p, false); }); }
-  Packed& True() { return Put(mp_sizeof_bool(true), [](char* p) { return mp_encode_bool(p, true); }); }
+  Packed& False() { return Bool(false); }
+  Packed& True() { return Bool(true); }
   const std::string& bytes() const { return bytes_; }
 
  private:
+  Packed& Bool(bool b) {
+    return Put(mp_sizeof_bool(b), [&](char* p) { return mp_encode_bool(p, b); });
+  }
   template <typename Encode>
   Packed& Put(size_t size, Encode encode) {
     const size_t at = bytes_.size();
