@@ -1,11 +1,11 @@
 // Feeds arbitrary bytes through the redis-pg store's readers of what it finds in Redis: a task
-// hash (with its packed spec), an outbox entry, and the PostgreSQL rows built from them. Redis
+// hash (with its packed state and spec), an outbox entry, and the PostgreSQL rows built from them. Redis
 // is written by Madeira's own scripts, but a damaged or foreign value must cost one task or one
 // entry an error, never the process: these readers may throw std::exception (the store answers
 // that task with an error and sets the entry aside) and must do nothing else.
 //
 // Input: name/value pairs separated by '\n' (a flat HGETALL or stream-entry reply); the whole
-// input is also tried as a packed spec on its own.
+// input is also tried as a packed spec, and as a packed state, on its own.
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -66,6 +66,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Fields f{{"spec", std::string(text)}, {"status", "pending"}, {"seq", "1"}};
     UnpackSpec(f);
     if (f.count("spec") != 0) __builtin_trap();  // unpacking always drops the packed value
+    (void)TaskFromFields(f);
+  });
+  Tolerate([&] {
+    Fields f{{"st", std::string(text)}};
+    UnpackLive(f);
+    if (f.count("st") != 0) __builtin_trap();  // nor does a state stay packed
     (void)TaskFromFields(f);
   });
   Tolerate([&] {

@@ -1,5 +1,6 @@
 #include "store/redis_pg/ops.h"
 
+#include <array>
 #include <cstdio>
 
 namespace madeira::store::redis_pg {
@@ -115,28 +116,14 @@ RedisCall LeaseCall(const LeaseRequest& request, core::Random& random) {
 Result<LeaseBatch> LeaseReply(const LeaseRequest& request, const RedisReply& r) {
   if (r.IsError()) return ScriptError(r);
   LeaseBatch batch;
-  const std::string now = Num(request.now);
-  // Each lease: [lease id, kLeaseFields' values as read, "token\tattempts\tdeadline\tver" after
-  // it], or [..., the whole hash as read (flat), ..., "flat"] for a hash without a packed spec.
+  // Each lease: [lease id, [the task's "st" as leased, its spec]], or [lease id, the whole hash
+  // as leased (flat), "flat"] for a hash without a packed spec.
+  static constexpr std::array<const char*, 2> kLeased = {"st", "spec"};
   for (const RedisReply& l : r.elements.at(0).elements) {
-    Fields f = l.elements.size() > 3 ? FieldsFromFlat(l.elements.at(1))
-                                     : FieldsFromValues(l.elements.at(1), kLeaseFields);
-    const std::string& lease_id = l.elements.at(0).str;
-    const std::string& changed = l.elements.at(2).str;
-    size_t start = 0;
-    for (const char* name : {"token", "attempts", "deadline", "ver"}) {
-      const size_t tab = std::min(changed.find('\t', start), changed.size());
-      f[name] = changed.substr(start, tab - start);
-      start = tab + 1;
-    }
-    f["status"] = "running";
-    f["lease"] = lease_id;
-    f["astart"] = now;
-    f["worker"] = request.worker_id;
-    f["updated"] = now;
-    f.erase("next");
+    const Fields f = l.elements.size() > 2 ? FieldsFromFlat(l.elements.at(1))
+                                           : FieldsFromValues(l.elements.at(1), kLeased);
     LiveTask live = TaskFromFields(f);
-    batch.leases.push_back(store::Lease{lease_id, live.fencing_token, live.deadline,
+    batch.leases.push_back(store::Lease{l.elements.at(0).str, live.fencing_token, live.deadline,
                                         std::move(live.task), live.ready_at});
   }
   for (const RedisReply& id : r.elements.at(1).elements) batch.deduplicated.push_back(id.str);

@@ -70,6 +70,20 @@ redis_pg::RedisConn AdminRedis() {
   return redis_pg::RedisConn(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
 }
 
+// Rewrites a live task's hash as Madeira wrote it before its fields were packed into "st": a
+// field each, beside the spec.
+void UnpackTaskHash(redis_pg::RedisConn& admin, const std::string& key) {
+  redis_pg::Fields live{{"st", admin.Command({"HGET", key, "st"}).str}};
+  redis_pg::UnpackLive(live);
+  redis_pg::RedisCommand named{"HSET", key};
+  for (const auto& [name, value] : live) {
+    named.push_back(name);
+    named.push_back(value);
+  }
+  admin.Command({"HDEL", key, "st"});
+  admin.Command(named);
+}
+
 // Clients blocked in a command (a blocking XREADGROUP, say), from INFO clients.
 int64_t BlockedClients(redis_pg::RedisConn& admin) {
   const std::string info = admin.Command({"INFO", "clients"}).str;
@@ -417,6 +431,28 @@ core::TaskSpec TestSpec(const std::string& id, core::Millis at = testing::kT0) {
   return s;
 }
 
+// Fails `lease_id` with {"type":"boom"} for a fast retry (pending again at once); the task as
+// the retry decider saw it goes to `seen`.
+core::Result<AttemptReport> FailForAFastRetry(Store& store, const std::string& lease_id,
+                                              core::Millis now, core::Task* seen = nullptr) {
+  FailRequest fail;
+  fail.lease_id = lease_id;
+  fail.now = now;
+  fail.failure.error = R"({"type":"boom"})";
+  return Await<AttemptReport>([&](auto done) {
+    store.Fail(
+        fail,
+        [seen](const core::Task& t, const core::Failure&, int) {
+          if (seen != nullptr) *seen = t;
+          core::RetryDecision d;
+          d.next = core::TaskStatus::kPending;
+          d.fast = true;
+          return d;
+        },
+        done);
+  });
+}
+
 // A schema put through one process changes the set's version for all: a submit through another
 // that was validated against the set before is refused as stale and stores nothing, so that
 // process validates it again (the engine does); one validated against the current set, or not
@@ -525,6 +561,7 @@ TEST(RedisPgStore, AcksLeasesByTheirTaskAndLeasesMadeBeforeThat) {
   const std::string prefix = "madeira:" + ns + ":";
   const std::string old_id = "00112233445566778899aabbccddeeff";
   redis_pg::RedisConn admin = AdminRedis();
+  UnpackTaskHash(admin, prefix + "{q}:task:old");
   admin.Command({"HSET", prefix + "{q}:task:old", "lease", old_id});
   admin.Command({"SET", prefix + "lease:" + old_id, "q\told"});
   ack.lease_id = lease_of["old"];  // superseded by the old-style lease
@@ -539,9 +576,9 @@ TEST(RedisPgStore, AcksLeasesByTheirTaskAndLeasesMadeBeforeThat) {
   store.Close();
 }
 
-// A task hash keeps the fields the scripts use and the rest packed in "spec"; one that an older
-// Madeira wrote (a field per value, zero counters present, no spec) is still leased, failed,
-// leased again and acked after an upgrade, and recorded whole.
+// A task hash that a Madeira from before the packed spec wrote (a field per value, zero
+// counters present, no spec) is still leased, failed, leased again and acked after an upgrade,
+// and recorded whole.
 TEST(RedisPgStore, TasksWrittenAFieldPerValueStillWork) {
   std::string ns;
   auto own = OpenOwn("old-layout", &ns);
@@ -575,23 +612,10 @@ TEST(RedisPgStore, TasksWrittenAFieldPerValueStillWork) {
   ASSERT_EQ(first->leases.size(), 1u);
   EXPECT_EQ(first->leases[0].task.spec.payload, spec.payload);
   EXPECT_EQ(first->leases[0].fencing_token, 1);
-  FailRequest fail;
-  fail.lease_id = first->leases[0].lease_id;
-  fail.now = kT0 + 2;
-  fail.failure.error = R"({"type":"boom"})";
-  auto failed = Await<AttemptReport>([&](auto done) {
-    store.Fail(
-        fail,
-        [](const core::Task& t, const core::Failure&, int) {
-          EXPECT_EQ(t.spec.max_retries, 3);
-          core::RetryDecision d;
-          d.next = core::TaskStatus::kPending;
-          d.fast = true;
-          return d;
-        },
-        done);
-  });
+  core::Task seen;
+  auto failed = FailForAFastRetry(store, first->leases[0].lease_id, kT0 + 2, &seen);
   ASSERT_TRUE(failed) << failed.error().message;
+  EXPECT_EQ(seen.spec.max_retries, 3);
   EXPECT_EQ(failed->task.status, core::TaskStatus::kPending);
   auto second = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
   ASSERT_TRUE(second);
@@ -610,6 +634,72 @@ TEST(RedisPgStore, TasksWrittenAFieldPerValueStillWork) {
   EXPECT_EQ(recorded->status, core::TaskStatus::kSucceeded);
   EXPECT_EQ(recorded->spec.payload, spec.payload);
   EXPECT_EQ(recorded->attempts, 2);
+  store.Close();
+}
+
+// A live task's hash is two values, its spec and its packed fields ("st"). One that Madeira
+// wrote before it packed them (a field each beside the spec) is promoted, cancelled, leased,
+// failed and acked as before, and holds the two values again after its first change.
+TEST(RedisPgStore, TasksWrittenBeforeTheirFieldsWerePackedStillWork) {
+  std::string ns;
+  auto own = OpenOwn("named-fields", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  core::TaskSpec later = TestSpec("later");
+  later.schedule_time = kT0 + 1'000;
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>([&](auto done) {
+    store.Submit({TestSpec("work"), TestSpec("drop"), later}, kT0, done);
+  }));
+  const std::string prefix = "madeira:" + ns + ":{q}:task:";
+  redis_pg::RedisConn admin = AdminRedis();
+  auto keys = [&](const std::string& id) {
+    std::set<std::string> out;
+    for (const auto& k : admin.Command({"HKEYS", prefix + id}).elements) out.insert(k.str);
+    return out;
+  };
+  const std::set<std::string> packed = {"spec", "st"};
+  EXPECT_EQ(keys("work"), packed);
+  for (const char* id : {"work", "drop", "later"}) UnpackTaskHash(admin, prefix + id);
+  EXPECT_TRUE(keys("work").contains("status"));
+
+  auto promoted = Await<std::vector<std::string>>(
+      [&](auto done) { store.PromoteDue(kT0 + 1'000, done); });
+  ASSERT_TRUE(promoted);
+  EXPECT_EQ(keys("later"), packed);
+  auto cancelled = Await<core::Task>([&](auto done) { store.Cancel("drop", kT0 + 1, done); });
+  ASSERT_TRUE(cancelled) << cancelled.error().message;
+  EXPECT_EQ(cancelled->status, core::TaskStatus::kCancelled);
+  EXPECT_EQ(admin.Command({"EXISTS", prefix + "drop"}).integer, 0);
+
+  auto first = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->leases.size(), 1u);
+  EXPECT_EQ(first->leases[0].task.spec.task_id, "work");
+  EXPECT_EQ(first->leases[0].task.spec.payload, TestSpec("work").payload);
+  EXPECT_EQ(first->leases[0].fencing_token, 1);
+  EXPECT_EQ(keys("work"), packed);
+  auto failed = FailForAFastRetry(store, first->leases[0].lease_id, kT0 + 2);
+  ASSERT_TRUE(failed) << failed.error().message;
+  EXPECT_EQ(failed->task.status, core::TaskStatus::kPending);
+  EXPECT_EQ(failed->task.last_error, R"({"type":"boom"})");
+  auto second = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(2), done); });
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->leases.size(), 2u);  // "work" again, then "later"
+  EXPECT_EQ(second->leases[0].task.spec.task_id, "work");
+  EXPECT_EQ(second->leases[0].task.attempts, 2);
+  EXPECT_EQ(second->leases[0].fencing_token, 2);
+  EXPECT_EQ(second->leases[1].task.spec.task_id, "later");
+  AckRequest ack;
+  ack.lease_id = second->leases[0].lease_id;
+  ack.now = kT0 + 3;
+  auto acked = Await<AttemptReport>([&](auto done) { store.Ack(ack, done); });
+  ASSERT_TRUE(acked) << acked.error().message;
+  EXPECT_EQ(acked->task.attempts, 2);
+  auto recorded = Await<core::Task>([&](auto done) { store.Get("work", done); });  // from PG
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  EXPECT_EQ(recorded->status, core::TaskStatus::kSucceeded);
+  EXPECT_EQ(recorded->attempts, 2);
+  EXPECT_EQ(recorded->last_error, R"({"type":"boom"})");
   store.Close();
 }
 

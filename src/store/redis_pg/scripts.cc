@@ -1,6 +1,7 @@
 // Key layout (P = the key prefix, "madeira:" in production; q = a queue):
-//   P{q}:task:<id>   hash   one live task: what the scripts read or change (state, lease,
-//                           fencing token, ver, ...) and "spec", the rest packed (PackedSpec)
+//   P{q}:task:<id>   hash   one live task: "st", what the scripts read or change (state,
+//                           lease, fencing token, ver, ...) packed (kLiveFields, scripts.h),
+//                           and "spec", the rest, as it was made (PackedSpec)
 //   P{q}:ready       zset   pending tasks, all score 0, member = sort key + id, so ZRANGE walks
 //                           priority DESC, ready time, submit order (see member())
 //   P{q}:due         zset   scheduled/retrying ids scored by due time
@@ -205,9 +206,8 @@ local function member(prio, ready, seq, id)
   if ready < 0 then ready = 0 end
   return string.format('%04d%016d%016d%s', 1000 - prio, ready, seq, id)
 end
-local function member_of(k, id)
-  local h = redis.call('HMGET', k, 'prio', 'ready', 'seq')
-  return member(tonumber(h[1]), tonumber(h[2]), tonumber(h[3]), id)
+local function member_of(h, id)
+  return member(tonumber(h.prio), tonumber(h.ready), tonumber(h.seq), id)
 end
 -- A succeeded idempotency key's hash expires (PEXPIRE) this long after its own expiry: the
 -- Redis expiry only frees the memory; whether the key still holds is 'exp' against the
@@ -237,23 +237,64 @@ local function publish_wakes()
     redis.call('PUBLISH', P .. 'wake', ORIGIN .. '\n' .. table.concat(parts, '\n'))
   end
 end
--- The task's full record for PostgreSQL (P outbox, kind task): when it is made or its spec edited.
-local function snapshot(k)
+)LUA";
+
+// kHelpers goes on after the task's packed fields (LiveFieldsLua, from kLiveFields) and the
+// state records (StateRecordLua, from kStateRecordFields).
+constexpr const char* kHelpersAfterStateRecords = R"LUA(
+-- A live task's fields by name (kLiveFields; nil where it has none), or nil when it has no
+-- hash. A hash written field by field (by an older Madeira: no "st") is read whole, its names
+-- as they are; write_task packs it.
+local function read_task(k)
+  local v = redis.call('HGET', k, 'st')
+  if v then return live_of(v) end
   local flat = redis.call('HGETALL', k)
+  if #flat == 0 then return nil end
+  local h = {}
+  for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
+  h[BY_FIELD] = true
+  return h
+end
+-- Writes h's fields back as the task's "st"; returns that value.
+local function write_task(k, h)
+  local st = pack_live(h)
+  if h[BY_FIELD] then
+    redis.call('HDEL', k, unpack(LIVE_FIELDS))
+    h[BY_FIELD] = nil
+  end
+  redis.call('HSET', k, 'st', st)
+  return st
+end
+-- The task's full record for PostgreSQL (P outbox, kind task), once h is written: when it is
+-- edited or brought back. Its fields by name (the spec and any others as the hash holds them).
+local function snapshot(k, h)
+  local flat = {}
+  for _, name in ipairs(LIVE_FIELDS) do
+    if h[name] ~= nil then
+      flat[#flat + 1] = name
+      flat[#flat + 1] = h[name]
+    end
+  end
+  local rest = redis.call('HGETALL', k)
+  for i = 1, #rest, 2 do
+    if rest[i] ~= 'st' then
+      flat[#flat + 1] = rest[i]
+      flat[#flat + 1] = rest[i + 1]
+    end
+  end
   record_hash('task', flat, {})
   return flat
 end
-)LUA";
-
-// kHelpers goes on after the state records (StateRecordLua, made from kStateRecordFields).
-constexpr const char* kHelpersAfterStateRecords = R"LUA(
-local function touch(k, now)
-  redis.call('HSET', k, 'ver', s(tonumber(redis.call('HGET', k, 'ver')) + 1), 'updated', now)
+local function touch(h, now)
+  h.ver, h.updated = s(tonumber(h.ver) + 1), now
 end
-local function finish(q, id, k, status)
-  record_state(k, id)
+-- The task ends: its state to the record, its claim to P ended, its hash gone. Returns the hash
+-- as it was last (for the caller's answer).
+local function finish(q, id, k, h, status)
+  record_state_of(h, id)
+  write_task(k, h)
   local flat = redis.call('HGETALL', k)
-  redis.call('HSET', P .. 'ended', id, status .. '\t' .. redis.call('HGET', k, 'chash'))
+  redis.call('HSET', P .. 'ended', id, status .. '\t' .. h.chash)
   redis.call('HDEL', P .. 'ids', id)
   redis.call('DEL', k)
   return flat
@@ -278,30 +319,28 @@ local function find_lease(lease_id)
   local q, id = lease_target(lease_id)
   if not q then return nil end
   local k = tkey(q, id)
-  local h = redis.call('HMGET', k, 'lease', 'status')
-  if h[1] ~= lease_id or h[2] ~= 'running' then return nil end
-  return q, id, k
+  local h = read_task(k)
+  if not h or h.lease ~= lease_id or h.status ~= 'running' then return nil end
+  return q, id, k, h
 end
-local function end_lease(q, id, k, lease_id)
+local function end_lease(q, id, h, lease_id)
   redis.call('ZREM', qkey(q, 'leases'), id)
   drop_lease_key(lease_id)
-  redis.call('HDEL', k, 'lease', 'deadline')
+  h.lease, h.deadline = nil, nil
 end
-local function release_key(k, id)
-  local ikey = redis.call('HGET', k, 'ikey')
-  if not ikey then return end
-  local ik = P .. 'idem:' .. ikey
-  local h = redis.call('HMGET', ik, 'state', 'task')
-  if h[1] == 'running' and h[2] == id then
+local function release_key(h, id)
+  if not h.ikey then return end
+  local ik = P .. 'idem:' .. h.ikey
+  local st = redis.call('HMGET', ik, 'state', 'task')
+  if st[1] == 'running' and st[2] == id then
     redis.call('DEL', ik)
-    wake(redis.call('HGET', k, 'queue'))
+    wake(h.queue)
   end
 end
-local function clear_fast(k)
-  local h = redis.call('HMGET', k, 'infast', 'type')
-  if h[1] == '1' then
-    redis.call('HINCRBY', P .. 'fast', h[2], -1)
-    redis.call('HSET', k, 'infast', '0')
+local function clear_fast(h)
+  if h.infast == '1' then
+    redis.call('HINCRBY', P .. 'fast', h.type, -1)
+    h.infast = '0'
   end
 end
 -- The finished attempt's record, from the task held as a table (its attempts, worker, astart),
@@ -310,11 +349,6 @@ end
 local function attempt_record_of(h, id, now, outcome, err, http, excerpt)
   record(cmsgpack.pack('attempt', id, h.attempts, h.worker or '', h.astart or now, now, outcome,
                        opt(err), opt(http), (opt(excerpt))))
-end
-local function attempt_record(k, id, now, outcome, err, http, excerpt)
-  local v = redis.call('HMGET', k, 'attempts', 'worker', 'astart')
-  attempt_record_of({attempts = v[1], worker = v[2] or nil, astart = v[3] or nil}, id, now,
-                    outcome, err, http, excerpt)
 end
 -- The queue of a live task (P ids), counting those this script created (their P ids entries
 -- are gathered).
@@ -330,21 +364,13 @@ local function create_task(now, a, i)
   local status = 'pending'
   if tonumber(sched) > tonumber(now) then status = 'scheduled' end
   local k = tkey(q, id)
-  -- The hash holds what the scripts read or change; the rest of the task only in its packed
+  -- "st" holds what the scripts read or change; the rest of the task is only in its packed
   -- spec (PackedSpec in task_codec.cc), whose own values these override. Counters and flags
   -- that start at 0 (retry attempts dedup fastused infast token) are absent until set.
-  -- (The values go to HSET as arguments, not through a table and unpack: a submit's hottest
-  -- line.)
   local seq_text = s(seq)
-  if ikey then
-    redis.call('HSET', k, 'type', a[i + 1], 'queue', q, 'pv', a[i + 3], 'timeout', a[i + 5],
-      'prio', prio, 'chash', a[i + 8], 'status', status, 'updated', now, 'next', sched,
-      'ready', sched, 'seq', seq_text, 'ver', '1', 'spec', spec, 'ikey', ikey)
-  else
-    redis.call('HSET', k, 'type', a[i + 1], 'queue', q, 'pv', a[i + 3], 'timeout', a[i + 5],
-      'prio', prio, 'chash', a[i + 8], 'status', status, 'updated', now, 'next', sched,
-      'ready', sched, 'seq', seq_text, 'ver', '1', 'spec', spec)
-  end
+  redis.call('HSET', k, 'st', pack_live({type = a[i + 1], queue = q, pv = a[i + 3],
+    timeout = a[i + 5], prio = prio, chash = a[i + 8], ikey = ikey, seq = seq_text,
+    ready = sched, status = status, ver = '1', updated = now, next = sched}), 'spec', spec)
   record({meta = seq_text .. '\t' .. status, spec = spec})
   NEW_IDS[id] = q
   later('HSET', IDS_KEY, id, q)
@@ -372,7 +398,10 @@ local function ended_claim(id)
 end
 local function status_of(id)
   local q = live_queue(id)
-  if q then return redis.call('HGET', tkey(q, id), 'status') end
+  if q then
+    local h = read_task(tkey(q, id))
+    return h and h.status or false
+  end
   local ended = ended_claim(id)
   if ended then
     local st = split2(ended)
@@ -432,8 +461,8 @@ local function submit(now, known, seen, i)
   end
   if not live and not ended and string.sub(known, 1, 1) == '+' then ended = string.sub(known, 2) end
   if live then
-    local h = redis.call('HMGET', tkey(live, id), 'chash', 'status')
-    return {h[1] == chash and 'duplicate' or 'conflict', h[2]}
+    local h = read_task(tkey(live, id)) or {}
+    return {h.chash == chash and 'duplicate' or 'conflict', h.status or false}
   end
   if ended then
     local st, ch = split2(ended)
@@ -514,16 +543,15 @@ return stored_event(ek)
 
 // ARGV: P, now, max, lease_ms?, worker, nq, queues..., nf, "type\tversion"..., lease ids (max)
 constexpr const char* kLease = R"LUA(
--- A task as a lease reads it: LEASE_FIELDS' values (HMGET), them as a table (lease_table) and
--- false. A hash without a packed spec (LEASE_FIELDS ends with it: written field by field by an
--- older Madeira, or by madeira recover) is read whole instead: HGETALL's [name, value, ...], a
--- table and true.
+-- A task as a lease reads it: its fields (read_task) and its packed spec, or false for a hash
+-- without one (written field by field by an older Madeira, or by madeira recover): such a
+-- task is answered whole (HGETALL) once leased.
 local function read_for_lease(k)
-  local v = redis.call('HMGET', k, unpack(LEASE_FIELDS))
-  if v[#LEASE_FIELDS] then return v, lease_table(v), false end
-  local flat, h = redis.call('HGETALL', k), {}
-  for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
-  return flat, h, true
+  local v = redis.call('HMGET', k, 'st', 'spec')
+  if v[1] then return live_of(v[1]), v[2] end
+  local h = read_task(k)
+  if not h then return nil, nil end
+  return h, h.spec or false
 end
 local now = tonumber(ARGV[2])
 local want = tonumber(ARGV[3])
@@ -558,16 +586,15 @@ for _, q in ipairs(queues) do
     for _, m in ipairs(ms) do
       if found >= want then break end
       local id = string.sub(m, 37)
-      -- Without a filter nearly every candidate is taken: read it whole, once.
-      local whole, whole_h, flat, ty, pv, ikey = nil, nil, false, nil, nil, nil
+      -- Without a filter nearly every candidate is taken: read its spec with it, in one call.
+      local h, spec = nil, nil
       if allowed == nil then
-        whole, whole_h, flat = read_for_lease(tkey(q, id))
-        ikey = whole_h.ikey
+        h, spec = read_for_lease(tkey(q, id))
       else
-        local h = redis.call('HMGET', tkey(q, id), 'type', 'pv', 'ikey')
-        ty, pv, ikey = h[1], h[2], h[3] or nil
+        h = read_task(tkey(q, id))
       end
-      if allowed == nil or allowed[ty .. '\t' .. pv] then
+      local ikey = h and h.ikey
+      if h and (allowed == nil or allowed[h.type .. '\t' .. h.pv]) then
         local take = true
         if ikey then
           if taken[ikey] then
@@ -577,14 +604,14 @@ for _, q in ipairs(queues) do
             if st[1] == 'running' and st[2] ~= id then
               take = false
             elseif st[1] == 'succeeded' and tonumber(st[3]) > now then
-              dedupe[#dedupe + 1] = {q, id, m}
+              dedupe[#dedupe + 1] = {q, id, m, h}
               take = false
             end
             if take then taken[ikey] = true end
           end
         end
         if take then
-          chosen[#chosen + 1] = {m, q, id, whole, whole_h, flat}
+          chosen[#chosen + 1] = {m, q, id, h, spec}
           found = found + 1
         end
       end
@@ -595,15 +622,13 @@ end
 if #queues > 1 then table.sort(chosen, function(a, b) return a[1] < b[1] end) end
 local deduped = {}
 for _, d in ipairs(dedupe) do
-  local q, id, m = d[1], d[2], d[3]
-  local k = tkey(q, id)
+  local q, id, m, h = d[1], d[2], d[3], d[4]
   redis.call('ZREM', qkey(q, 'ready'), m)
-  clear_fast(k)
-  redis.call('HSET', k, 'status', 'succeeded', 'dedup', '1')
-  redis.call('HDEL', k, 'next')
-  touch(k, ARGV[2])
+  clear_fast(h)
+  h.status, h.dedup, h.next = 'succeeded', '1', nil
+  touch(h, ARGV[2])
   depth(q, 'pending', 'succeeded')
-  finish(q, id, k, 'succeeded')
+  finish(q, id, tkey(q, id), h, 'succeeded')
   deduped[#deduped + 1] = id
 end
 local leases = {}
@@ -611,8 +636,14 @@ for j = 1, math.min(#chosen, want) do
   local m, q, id = chosen[j][1], chosen[j][2], chosen[j][3]
   local k = tkey(q, id)
   local lease_id = ARGV[pos + j - 1] .. '~' .. q .. '~' .. id
-  local values, h, flat = chosen[j][4], chosen[j][5], chosen[j][6]
-  if not values then values, h, flat = read_for_lease(k) end
+  local h, spec = chosen[j][4], chosen[j][5]
+  if spec == nil then  -- read with a type filter: the spec is read only for what is taken
+    if h[BY_FIELD] then
+      spec = h.spec or false
+    else
+      spec = redis.call('HGET', k, 'spec')
+    end
+  end
   local span = tonumber(h.timeout)
   if lease_ms and tonumber(lease_ms) < span then span = tonumber(lease_ms) end
   local deadline = now + span
@@ -621,9 +652,7 @@ for j = 1, math.min(#chosen, want) do
   h.status, h.lease, h.astart, h.deadline, h.worker = 'running', lease_id, ARGV[2], s(deadline),
     worker
   h.ver, h.updated, h.next = s(tonumber(h.ver) + 1), ARGV[2], ''
-  redis.call('HSET', k, 'token', h.token, 'attempts', h.attempts, 'status', 'running',
-             'lease', lease_id, 'astart', ARGV[2], 'deadline', h.deadline, 'worker', worker,
-             'ver', h.ver, 'updated', ARGV[2], 'next', '')
+  local st = write_task(k, h)
   later('ZREM', qkey(q, 'ready'), m)
   later('ZADD', qkey(q, 'leases'), deadline, id)
   due_at(deadline)
@@ -633,11 +662,13 @@ for j = 1, math.min(#chosen, want) do
   end
   depth(q, 'pending', 'running')
   record_state_of(h, id)
-  -- The task as read (LEASE_FIELDS' values, or the whole hash and 'flat'), then what changed
-  -- that the caller does not know (LeaseReply in ops.cc): one value, not four; Redis pays for
-  -- each value it answers.
-  leases[#leases + 1] = {lease_id, values, h.token .. '\t' .. h.attempts .. '\t' .. h.deadline ..
-                         '\t' .. h.ver, flat and 'flat' or nil}
+  -- The task as leased (LeaseReply in ops.cc): its "st" as written and its spec, or a hash
+  -- without a spec whole and 'flat'.
+  if spec then
+    leases[#leases + 1] = {lease_id, {st, spec}}
+  else
+    leases[#leases + 1] = {lease_id, redis.call('HGETALL', k), 'flat'}
+  end
 end
 return {leases, deduped}
 )LUA";
@@ -651,8 +682,8 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   if not q then return {'lost'} end
   local k = tkey(q, id)
   if acked[k] then return {'lost'} end
-  local h = ack_table(redis.call('HMGET', k, unpack(ACK_FIELDS)))
-  if h.lease ~= lease_id or h.status ~= 'running' then return {'lost'} end
+  local h = read_task(k)
+  if not h or h.lease ~= lease_id or h.status ~= 'running' then return {'lost'} end
   acked[k] = true
   local was_fast = h.infast == '1'
   if was_fast then
@@ -689,56 +720,55 @@ return out
 
 // ARGV: P, lease_id. The task holding the lease and the fast retries in flight for its type.
 constexpr const char* kLeaseView = R"LUA(
-local q, id, k = find_lease(ARGV[2])
+local q, id, k, h = find_lease(ARGV[2])
 if not q then return {'lost'} end
-local ty = redis.call('HGET', k, 'type')
-return {'ok', redis.call('HGETALL', k), tonumber(redis.call('HGET', P .. 'fast', ty) or '0')}
+return {'ok', redis.call('HGETALL', k), tonumber(redis.call('HGET', P .. 'fast', h.type) or '0')}
 )LUA";
 
 // ARGV: P, lease_id, ver, now, status, retry, fastused, infast, next?, error?, outcome, http?,
 // excerpt?, expire_only. Applies a decision made from the task at `ver` (else 'changed').
 constexpr const char* kFinishAttempt = R"LUA(
 local lease_id, now, status = ARGV[2], ARGV[4], ARGV[5]
-local q, id, k = find_lease(lease_id)
+local q, id, k, h = find_lease(lease_id)
 if not q then return {'lost'} end
-local h = redis.call('HMGET', k, 'ver', 'deadline', 'infast', 'type')
-if h[1] ~= ARGV[3] then return {'changed'} end
-if ARGV[14] == '1' and tonumber(h[2]) > tonumber(now) then return {'lost'} end
-if h[3] == '1' and ARGV[8] ~= '1' then redis.call('HINCRBY', P .. 'fast', h[4], -1) end
-if h[3] ~= '1' and ARGV[8] == '1' then redis.call('HINCRBY', P .. 'fast', h[4], 1) end
-attempt_record(k, id, now, ARGV[11], ARGV[10], ARGV[12], ARGV[13])
-redis.call('HSET', k, 'status', status, 'retry', ARGV[6], 'fastused', ARGV[7], 'infast', ARGV[8])
+if h.ver ~= ARGV[3] then return {'changed'} end
+if ARGV[14] == '1' and tonumber(h.deadline) > tonumber(now) then return {'lost'} end
+if h.infast == '1' and ARGV[8] ~= '1' then redis.call('HINCRBY', P .. 'fast', h.type, -1) end
+if h.infast ~= '1' and ARGV[8] == '1' then redis.call('HINCRBY', P .. 'fast', h.type, 1) end
+attempt_record_of(h, id, now, ARGV[11], ARGV[10], ARGV[12], ARGV[13])
+h.status, h.retry, h.fastused, h.infast = status, ARGV[6], ARGV[7], ARGV[8]
 local err = opt(ARGV[10])
-if err then redis.call('HSET', k, 'lerr', err) end
+if err then h.lerr = err end
 local nxt = opt(ARGV[9])
 if nxt then
-  redis.call('HSET', k, 'next', nxt, 'ready', nxt)
+  h.next, h.ready = nxt, nxt
 else
-  redis.call('HDEL', k, 'next')
+  h.next = nil
 end
-end_lease(q, id, k, lease_id)
-touch(k, now)
-release_key(k, id)
+end_lease(q, id, h, lease_id)
+touch(h, now)
+release_key(h, id)
 if status == 'pending' then
-  ready_add(q, member_of(k, id))
+  ready_add(q, member_of(h, id))
 elseif status == 'retrying' then
   redis.call('ZADD', qkey(q, 'due'), nxt, id)
   due_at(nxt)
 end
 depth(q, 'running', status)
-record_state(k, id)
+record_state_of(h, id)
+write_task(k, h)
 return {'ok', redis.call('HGETALL', k)}
 )LUA";
 
 // ARGV: P, lease_id, extend_ms, now
 constexpr const char* kExtend = R"LUA(
-local q, id, k = find_lease(ARGV[2])
+local q, id, k, h = find_lease(ARGV[2])
 if not q then return {'lost'} end
-local h = redis.call('HMGET', k, 'astart', 'timeout', 'deadline')
-local d = math.min(tonumber(ARGV[4]) + tonumber(ARGV[3]), tonumber(h[1]) + tonumber(h[2]))
-d = math.max(d, tonumber(h[3]))
-if d ~= tonumber(h[3]) then
-  redis.call('HSET', k, 'deadline', s(d))
+local d = math.min(tonumber(ARGV[4]) + tonumber(ARGV[3]), tonumber(h.astart) + tonumber(h.timeout))
+d = math.max(d, tonumber(h.deadline))
+if d ~= tonumber(h.deadline) then
+  h.deadline = s(d)
+  write_task(k, h)
   redis.call('ZADD', qkey(q, 'leases'), d, id)
 end
 return {'ok', s(d)}
@@ -750,7 +780,8 @@ local found = {}
 for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
   local r = redis.call('ZRANGEBYSCORE', qkey(q, 'leases'), '-inf', ARGV[2], 'WITHSCORES')
   for j = 1, #r, 2 do
-    local lease = redis.call('HGET', tkey(q, r[j]), 'lease')
+    local h = read_task(tkey(q, r[j]))
+    local lease = h and h.lease
     if lease then found[#found + 1] = {tonumber(r[j + 1]), lease} end
   end
 end
@@ -767,14 +798,16 @@ for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
   local dk = qkey(q, 'due')
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', dk, '-inf', ARGV[2])) do
     local k = tkey(q, id)
-    local h = redis.call('HMGET', k, 'status', 'next')
+    local h = read_task(k)
     redis.call('ZREM', dk, id)
-    if h[1] == 'scheduled' or h[1] == 'retrying' then
-      redis.call('HSET', k, 'status', 'pending', 'ready', h[2])
-      touch(k, ARGV[2])
-      ready_add(q, member_of(k, id))
-      depth(q, h[1], 'pending')
-      record_state(k, id)
+    if h and (h.status == 'scheduled' or h.status == 'retrying') then
+      local was = h.status
+      h.status, h.ready = 'pending', h.next
+      touch(h, ARGV[2])
+      ready_add(q, member_of(h, id))
+      depth(q, was, 'pending')
+      record_state_of(h, id)
+      write_task(k, h)
       out[#out + 1] = q
     end
   end
@@ -818,21 +851,22 @@ if not q then
   return {'notfound'}
 end
 local k = tkey(q, id)
-local st = redis.call('HGET', k, 'status')
+local h = read_task(k)
+if not h then return {'notfound'} end
+local st = h.status
 if st == 'running' then return {'running'} end
 if st == 'succeeded' or st == 'cancelled' then return {'terminal', st} end
 if st == 'pending' then
-  redis.call('ZREM', qkey(q, 'ready'), member_of(k, id))
+  redis.call('ZREM', qkey(q, 'ready'), member_of(h, id))
 else
   redis.call('ZREM', qkey(q, 'due'), id)
 end
-clear_fast(k)
-redis.call('HSET', k, 'status', 'cancelled')
-redis.call('HDEL', k, 'next')
-touch(k, now)
-release_key(k, id)
+clear_fast(h)
+h.status, h.next = 'cancelled', nil
+touch(h, now)
+release_key(h, id)
 depth(q, st, 'cancelled')
-return {'ok', finish(q, id, k, 'cancelled')}
+return {'ok', finish(q, id, k, h, 'cancelled')}
 )LUA";
 
 // ARGV: P, now, then 5 per task: id ver payload? pv? maxr?. Dead tasks still at `ver` only.
@@ -844,19 +878,19 @@ for i = 3, #ARGV, 5 do
   local q = redis.call('HGET', P .. 'ids', id)
   if q then
     local k = tkey(q, id)
-    local h = redis.call('HMGET', k, 'status', 'ver')
-    if h[1] == 'dead' and h[2] == ARGV[i + 1] then
+    local h = read_task(k)
+    if h and h.status == 'dead' and h.ver == ARGV[i + 1] then
       local payload, pv, maxr = opt(ARGV[i + 2]), opt(ARGV[i + 3]), opt(ARGV[i + 4])
-      if payload then redis.call('HSET', k, 'payload', payload) end
-      if pv then redis.call('HSET', k, 'pv', pv) end
-      if maxr then redis.call('HSET', k, 'maxr', maxr) end
-      clear_fast(k)
-      redis.call('HSET', k, 'status', 'pending', 'retry', '0', 'fastused', '0', 'next', now,
-                 'ready', now)
-      touch(k, now)
-      ready_add(q, member_of(k, id))
+      if payload then h.payload = payload end
+      if pv then h.pv = pv end
+      if maxr then h.maxr = maxr end
+      clear_fast(h)
+      h.status, h.retry, h.fastused, h.next, h.ready = 'pending', '0', '0', now, now
+      touch(h, now)
+      ready_add(q, member_of(h, id))
       depth(q, 'dead', 'pending')
-      out[#out + 1] = snapshot(k)
+      write_task(k, h)
+      out[#out + 1] = snapshot(k, h)
     end
   end
 end
@@ -872,12 +906,12 @@ for i = 3, #ARGV do
   local q = redis.call('HGET', P .. 'ids', id)
   if q then
     local k = tkey(q, id)
-    if redis.call('HGET', k, 'status') == 'dead' then
-      redis.call('HSET', k, 'status', 'cancelled')
-      redis.call('HDEL', k, 'next')
-      touch(k, now)
+    local h = read_task(k)
+    if h and h.status == 'dead' then
+      h.status, h.next = 'cancelled', nil
+      touch(h, now)
       depth(q, 'dead', 'cancelled')
-      finish(q, id, k, 'cancelled')
+      finish(q, id, k, h, 'cancelled')
       n = n + 1
     end
   end
@@ -958,18 +992,23 @@ if mode == 'counter' then
     n_done = 1
   end
 elseif mode == 'tasks' then
+  local live = {}
+  for _, name in ipairs(LIVE_FIELDS) do live[name] = true end
   local i = 3
   while i <= #ARGV do
     local n = tonumber(ARGV[i])
-    local flat, h = {}, {}
+    -- The live fields go packed into "st"; the others (id created trace ..., which a hash
+    -- without a spec holds itself) by name.
+    local flat, h = {'st', ''}, {}
     for j = 1, n do
       local name, value = ARGV[i + 2 * j - 1], ARGV[i + 2 * j]
       h[name] = value
-      if string.sub(name, 1, 1) ~= '_' then
+      if string.sub(name, 1, 1) ~= '_' and not live[name] then
         flat[#flat + 1] = name
         flat[#flat + 1] = value
       end
     end
+    flat[2] = pack_live(h)
     i = i + 1 + 2 * n
     local id, q, st = h['id'], h['queue'], h['status']
     if not live_or_ended(id) then
@@ -978,7 +1017,7 @@ elseif mode == 'tasks' then
       redis.call('HSET', P .. 'ids', id, q)
       add_queue(q)
       if st == 'pending' then
-        ready_add(q, member_of(k, id))
+        ready_add(q, member_of(h, id))
       elseif st == 'scheduled' or st == 'retrying' then
         redis.call('ZADD', qkey(q, 'due'), h['next'], id)
       end
@@ -988,7 +1027,7 @@ elseif mode == 'tasks' then
         record({'kind', 'attempt', 'task_id', id, 'attempt', h['attempts'], 'worker', '',
                 'started', h['_astart'], 'finished', h['updated'], 'outcome', 'lease_expired',
                 'error', '{"type":"redis_data_lost","message":"Redis lost this lease; madeira recover made the task pending again"}'})
-        snapshot(k)
+        snapshot(k, h)
         n_snap = n_snap + 1
       end
       n_done = n_done + 1
@@ -1039,17 +1078,6 @@ end
 return {n_done, n_snap}
 )LUA";
 
-// What an ack reads of a task: what it checks, its records need and its answer carries; not
-// the spec.
-constexpr std::array<const char*, 17> kAckFields = {
-    "type",     "ikey",    "chash", "lease", "worker", "astart", "ver",      "status", "retry",
-    "attempts", "updated", "next",  "lerr",  "result", "dedup",  "fastused", "infast"};
-
-// A script's fixed read of a task's fields, for HMGET: `local LIST = {'a', 'b', ...}` and
-// `local function TABLE(v) return {a = v[1], b = v[2], ..., EXTRA} end`, the values by name
-// (false where the hash lacks the field) in a table made at its size by one constructor: filled
-// from empty, Lua would grow and rehash it at 1, 2, 4, 8, 16 and 32 keys. EXTRA makes room for
-// the fields the script sets. One list for the Lua and, for the lease, LeaseReply.
 // `local LIST = {'a', 'b', ...}`: a list of field names as a Lua table.
 std::string LuaNameList(const char* list, std::span<const char* const> fields) {
   std::string out = std::string("local ") + list + " = {";
@@ -1059,45 +1087,37 @@ std::string LuaNameList(const char* list, std::span<const char* const> fields) {
   return out + "}\n";
 }
 
-template <size_t N>
-std::string FieldsReadLua(const char* list, const char* table,
-                          const std::array<const char*, N>& fields, const char* extra) {
-  std::string by_name = std::string("local function ") + table + "(v)\n  return {";
-  for (size_t i = 0; i < N; ++i) {
-    by_name += std::string(fields[i]) + " = v[" + std::to_string(i + 1) + "], ";
+// A task's packed fields, from kLiveFields: LIVE_FIELDS (their names), live_of(st) (a task's
+// "st" as a table by name, made at its size by one constructor: filled from empty, Lua would
+// grow and rehash it at 1, 2, 4, 8, 16 and 32 keys), pack_live(h) (the reverse: h's values in
+// order, nil where absent) and BY_FIELD (marks a table read from a hash written field by field,
+// see read_task). Made here so that the Lua and task_codec.cc read one order, named once.
+std::string LiveFieldsLua() {
+  std::string locals, by_name, values;
+  for (size_t i = 0; i < kLiveFields.size(); ++i) {
+    const std::string v = "v" + std::to_string(i + 1);
+    locals += (i == 0 ? "" : ", ") + v;
+    by_name += std::string(i == 0 ? "" : ", ") + kLiveFields[i] + " = " + v;
+    values += std::string(i == 0 ? "" : ", ") + "h." + kLiveFields[i];
   }
-  return LuaNameList(list, fields) + by_name + extra + "}\nend\n";
+  return LuaNameList("LIVE_FIELDS", kLiveFields) + "local BY_FIELD = {}\n" +
+         "local function live_of(st)\n  local " + locals + " = cmsgpack.unpack(st)\n  return {" +
+         by_name + "}\nend\n" + "local function pack_live(h) return cmsgpack.pack(" + values +
+         ") end\n";
 }
 
-// The state record functions, from kStateRecordFields (after the task id: the hash fields they
-// read, STATE_FIELDS): record_state_of(h, id) packs h's values as they are after a change,
-// record_state(k, id) reads them from the hash. Made here so that the Lua packs the fields in
-// the order task_codec.cc reads them, named once.
+// The state record function, from kStateRecordFields (after the task id: the task's fields
+// it packs): record_state_of(h, id) packs h's values as they are after a change. Made here so
+// that the Lua packs the fields in the order task_codec.cc reads them, named once.
 std::string StateRecordLua() {
   const auto after_id = std::span<const char* const>(kStateRecordFields).subspan(1);
   std::string values;
   for (const char* name : after_id) values += std::string(", h.") + name;
-  return LuaNameList("STATE_FIELDS", after_id) +
-         "local function record_state_of(h, id)\n"
+  return "local function record_state_of(h, id)\n"
          "  record(cmsgpack.pack('state', id" +
          values +
          "))\n"
-         "end\n"
-         "local function record_state(k, id)\n"
-         "  record(cmsgpack.pack('state', id, unpack(redis.call('HMGET', k, "
-         "unpack(STATE_FIELDS)))))\n"
          "end\n";
-}
-
-// What a script's body needs before it: the lease's and the ack's field reads.
-std::string BodyPrelude(Script script) {
-  if (script == Script::kLease) {
-    static_assert(std::string_view(kLeaseFields.back()) == "spec");  // read_for_lease's test
-    return FieldsReadLua("LEASE_FIELDS", "lease_table", kLeaseFields,
-                         "lease = false, astart = false, deadline = false, worker = false");
-  }
-  if (script == Script::kAck) return FieldsReadLua("ACK_FIELDS", "ack_table", kAckFields, "");
-  return "";
 }
 
 }  // namespace
@@ -1110,12 +1130,11 @@ const std::string& ScriptSource(Script script) {
         kCancelDead, kEvent,   kGetEvent,   kRestore,   kTakeTokensLua, kRotateEnded};
     std::array<std::string, kScriptCount> out;
     const std::string helpers =
-        std::string(kHelpers) + StateRecordLua() + kHelpersAfterStateRecords;
+        std::string(kHelpers) + LiveFieldsLua() + StateRecordLua() + kHelpersAfterStateRecords;
     // Each body runs as a function, so that whatever it made ready is published after any of
     // its returns.
     for (int i = 0; i < kScriptCount; ++i) {
-      out[i] = helpers + BodyPrelude(static_cast<Script>(i)) +
-               "local function main()\n" + bodies[i] +
+      out[i] = helpers + "local function main()\n" + bodies[i] +
                "\nend\nlocal result = main()\nflush_gathered()\npublish_wakes()\n"
                "if RETURNS_ENTRIES then result[#result + 1] = ENTRY_IDS end\nreturn result\n";
     }

@@ -31,15 +31,18 @@ enum class Script {
 };
 inline constexpr int kScriptCount = 18;
 
-// What kLease reads of a task it leases (HMGET), in this order, and answers by position
-// (LeaseReply): a value each, not a name and a value for each field HGETALL would give. Every
-// field of a task's hash that is not only in its packed spec: the scripts' own, and what a replay
-// edits over the spec (payload, maxr); the first three are what a lease with a type filter reads
-// of every candidate.
-inline constexpr std::array<const char*, 24> kLeaseFields = {
-    "type",  "pv",      "ikey",  "timeout", "token",  "attempts", "ver",      "status",
-    "retry", "updated", "next",  "lerr",    "result", "dedup",    "fastused", "infast",
-    "queue", "prio",    "chash", "ready",   "seq",    "payload",  "maxr",     "spec"};
+// A live task's hash in Redis holds two values: "spec", what it was made with (PackedSpec in
+// task_codec.cc, never changed), and "st", these fields packed with msgpack (cmsgpack.pack of
+// their values in this order, nil where the task has none): everything the scripts read or
+// change, and what a replay edits over the spec (payload, maxr, pv). A transition reads one
+// value and writes one instead of a field each: Redis pays for every value it moves between a
+// hash, Lua, the AOF and a reply far more than for its bytes (docs/architecture.md, "Task
+// layout"). Hashes written field by field (by an older Madeira) are read whole and packed by
+// their next change; the names are the fields they had.
+inline constexpr std::array<const char*, 27> kLiveFields = {
+    "type",   "queue",   "pv",      "timeout",  "prio",   "chash",   "ikey",     "seq",    "ready",
+    "status", "ver",     "updated", "next",     "token",  "attempts", "retry",   "lerr",   "result",
+    "dedup",  "fastused", "infast", "lease",    "astart", "deadline", "worker",  "payload", "maxr"};
 
 // The records the scripts write most (a lease's and an ack's) go to the outbox packed: each the
 // msgpack values (cmsgpack.pack) of its kind ("state" or "attempt") and then these fields, in this

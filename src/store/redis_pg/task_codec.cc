@@ -282,65 +282,16 @@ boost::json::value ParseRecordJson(std::string_view text, const char* what) {
   return v;
 }
 
-// The fields of a packed spec that `f` does not hold itself.
-void AddSpecFields(Fields& f, const std::string& spec) {
-  const boost::json::value all = ParseRecordJson("[" + spec + "]", "packed task spec");
-  const boost::json::array& flat = all.get_array();
-  for (size_t i = 0; i + 1 < flat.size(); i += 2) {
-    f.try_emplace(RecordValue(flat[i]), RecordValue(flat[i + 1]));
-  }
-}
-
-}  // namespace
-
-void UnpackSpec(Fields& f) {
-  auto it = f.find("spec");
-  if (it == f.end()) return;
-  const std::string spec = std::move(it->second);
-  f.erase(it);
-  AddSpecFields(f, spec);
-}
-
-Fields FieldsFromValues(const RedisReply& values, std::span<const char* const> names) {
-  Fields f;
-  for (size_t i = 0; i < values.elements.size() && i < names.size(); ++i) {
-    if (!values.elements[i].IsNil()) f[names[i]] = values.elements[i].str;
-  }
-  UnpackSpec(f);
-  return f;
-}
-
-Fields FieldsFromFlat(const RedisReply& flat) {
-  Fields f;
-  for (size_t i = 0; i + 1 < flat.elements.size(); i += 2) {
-    f[flat.elements[i].str] = flat.elements[i + 1].str;
-  }
-  UnpackSpec(f);
-  return f;
-}
-
-namespace {
-
-// Field 'j' of an entry: a JSON array of records, each a flat [name, value, ...] array.
-void AppendRecordsFromJson(const std::string& text, std::vector<Fields>& records) {
-  const boost::json::value all = ParseRecordJson(text, "outbox entry");
-  for (const boost::json::value& r : all.get_array()) {
-    if (!r.is_array()) throw std::runtime_error("outbox record is not a JSON array");
-    const boost::json::array& flat = r.get_array();
-    Fields& f = records.emplace_back();
-    for (size_t i = 0; i + 1 < flat.size(); i += 2) {
-      f[RecordValue(flat[i])] = RecordValue(flat[i + 1]);
-    }
-    UnpackSpec(f);  // a snapshot of a hash that holds one
-  }
-}
-
-// One value of a packed record (cmsgpack's encoding of a Lua value) at p, which moves past it:
-// a string or an integer as text, nil or false as none. Checked whole before it is read
-// (mp_check), so that a damaged entry throws rather than reads past its end.
-std::optional<std::string> PackedValue(const char*& p, const char* end) {
+// One packed value (cmsgpack's encoding of a Lua value: a record's or a task's "st") at p,
+// which moves past it: a string or an integer as text, nil or false as none. Checked whole
+// before it is read (mp_check), so that a damaged value throws rather than reads past its end;
+// `what` names it in the error.
+std::optional<std::string> PackedValue(const char*& p, const char* end,
+                                       const char* what = "outbox record") {
   const char* past = p;
-  if (p >= end || mp_check(&past, end) != 0) throw std::runtime_error("outbox record truncated");
+  if (p >= end || mp_check(&past, end) != 0) {
+    throw std::runtime_error(std::string(what) + " truncated");
+  }
   switch (mp_typeof(*p)) {
     case MP_STR: {
       uint32_t len = 0;
@@ -360,7 +311,77 @@ std::optional<std::string> PackedValue(const char*& p, const char* end) {
     default:
       break;
   }
-  throw std::runtime_error("outbox record holds a value of an unexpected type");
+  throw std::runtime_error(std::string(what) + " holds a value of an unexpected type");
+}
+
+// The fields of a packed spec that `f` does not hold itself.
+void AddSpecFields(Fields& f, const std::string& spec) {
+  const boost::json::value all = ParseRecordJson("[" + spec + "]", "packed task spec");
+  const boost::json::array& flat = all.get_array();
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+    f.try_emplace(RecordValue(flat[i]), RecordValue(flat[i + 1]));
+  }
+}
+
+}  // namespace
+
+void UnpackLive(Fields& f) {
+  auto it = f.find("st");
+  if (it == f.end()) return;
+  const std::string st = std::move(it->second);
+  f.erase(it);
+  const char* p = st.data();
+  const char* end = p + st.size();
+  for (const char* name : kLiveFields) {
+    if (std::optional<std::string> value = PackedValue(p, end, "task state")) {
+      f[name] = std::move(*value);
+    }
+  }
+  if (p != end) throw std::runtime_error("task state holds more values than it has fields");
+}
+
+void UnpackSpec(Fields& f) {
+  auto it = f.find("spec");
+  if (it == f.end()) return;
+  const std::string spec = std::move(it->second);
+  f.erase(it);
+  AddSpecFields(f, spec);
+}
+
+Fields FieldsFromValues(const RedisReply& values, std::span<const char* const> names) {
+  Fields f;
+  for (size_t i = 0; i < values.elements.size() && i < names.size(); ++i) {
+    if (!values.elements[i].IsNil()) f[names[i]] = values.elements[i].str;
+  }
+  UnpackLive(f);
+  UnpackSpec(f);
+  return f;
+}
+
+Fields FieldsFromFlat(const RedisReply& flat) {
+  Fields f;
+  for (size_t i = 0; i + 1 < flat.elements.size(); i += 2) {
+    f[flat.elements[i].str] = flat.elements[i + 1].str;
+  }
+  UnpackLive(f);
+  UnpackSpec(f);
+  return f;
+}
+
+namespace {
+
+// Field 'j' of an entry: a JSON array of records, each a flat [name, value, ...] array.
+void AppendRecordsFromJson(const std::string& text, std::vector<Fields>& records) {
+  const boost::json::value all = ParseRecordJson(text, "outbox entry");
+  for (const boost::json::value& r : all.get_array()) {
+    if (!r.is_array()) throw std::runtime_error("outbox record is not a JSON array");
+    const boost::json::array& flat = r.get_array();
+    Fields& f = records.emplace_back();
+    for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+      f[RecordValue(flat[i])] = RecordValue(flat[i + 1]);
+    }
+    UnpackSpec(f);  // a snapshot of a hash that holds one
+  }
 }
 
 // Field 'm' of an entry: packed records one after another, each its kind and then the values

@@ -27,10 +27,15 @@ std::string PackedSpec(const core::TaskSpec& t, core::Millis now);
 // newer: a replay's edit, a transition) and drops "spec". A hash without one is left as it is.
 void UnpackSpec(Fields& f);
 
-// A flat [name, value, ...] array (HGETALL, a stream entry) as a map, its packed spec unpacked.
+// Replaces `f`'s "st" (a task's packed fields, see kLiveFields) by the fields it holds. Throws
+// std::runtime_error when it cannot be read whole. A hash without one is left as it is.
+void UnpackLive(Fields& f);
+
+// A flat [name, value, ...] array (HGETALL, a stream entry) as a map, its packed fields and spec
+// unpacked.
 Fields FieldsFromFlat(const RedisReply& flat);
 // The values of `names` (HMGET's answer, nil = the hash lacks that field) as a map, its packed
-// spec unpacked.
+// fields and spec unpacked.
 Fields FieldsFromValues(const RedisReply& values, std::span<const char* const> names);
 // The records of one outbox entry, in order: fields "j", each a JSON array of flat
 // [name, value, ...] arrays, "m", packed state and attempt records one after another (see

@@ -6,9 +6,13 @@
 #include <msgpuck.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "store/redis_pg/scripts.h"
 
 namespace madeira::store::redis_pg {
 namespace {
@@ -253,6 +257,80 @@ TEST(PackedTask, PackedRecordsThatCannotBeReadSaySo) {
   Packed truth;  // true is no value the scripts write
   truth.S("attempt").S("t-1").S("1").S("w").S("10").S("12").S("failed").True().Nil().Nil();
   EXPECT_THROW(RecordsFromFlat(Flat({"m", truth.bytes()})), std::runtime_error);
+}
+
+// A task's "st" as the scripts' pack_live writes it: kLiveFields' values in order, nil where
+// `values` has none.
+std::string LiveState(const std::map<std::string, std::string>& values) {
+  Packed st;
+  for (const char* name : kLiveFields) {
+    auto it = values.find(name);
+    if (it == values.end()) {
+      st.Nil();
+    } else {
+      st.S(it->second);
+    }
+  }
+  return st.bytes();
+}
+
+// A leased task as the lease answers it ("st", then the spec): the packed fields over the spec
+// (a replay's payload, the lease's state), absent ones taken from the spec, '' kept.
+TEST(PackedTask, APackedStateOverItsSpecReadsAsTheLeasedTask) {
+  const core::TaskSpec spec = Spec();
+  const std::string st = LiveState({{"type", spec.task_type}, {"queue", spec.queue},
+                                    {"pv", "3"}, {"timeout", "30000"}, {"prio", "3"},
+                                    {"chash", spec.content_hash}, {"seq", "41"},
+                                    {"ready", "1700000000000"}, {"status", "running"},
+                                    {"ver", "4"}, {"updated", "1700000000500"}, {"next", ""},
+                                    {"token", "2"}, {"attempts", "2"}, {"retry", "1"},
+                                    {"lerr", "{\"type\":\"boom\"}"}, {"lease", "ab~mail~t-1"},
+                                    {"astart", "1700000000500"}, {"deadline", "1700000030500"},
+                                    {"worker", "w\t1"}, {"payload", "{\"edited\":true}"}});
+  static constexpr std::array<const char*, 2> kNames = {"st", "spec"};
+  LiveTask live = TaskFromFields(FieldsFromValues(Flat({st, PackedSpec(spec, kNow)}), kNames));
+  EXPECT_EQ(live.task.spec.task_id, "t-1");
+  EXPECT_EQ(live.task.spec.payload, "{\"edited\":true}");
+  EXPECT_EQ(live.task.spec.payload_version, 3);
+  EXPECT_EQ(live.task.spec.idempotency_key, spec.idempotency_key);  // from the spec
+  EXPECT_EQ(live.task.spec.trace_id, spec.trace_id);
+  EXPECT_EQ(live.task.status, core::TaskStatus::kRunning);
+  EXPECT_FALSE(live.task.next_attempt_at);
+  EXPECT_EQ(live.task.last_error, "{\"type\":\"boom\"}");
+  EXPECT_EQ(live.task.retry_count, 1);
+  EXPECT_EQ(live.task.attempts, 2);
+  EXPECT_EQ(live.task.seq, 41);
+  EXPECT_EQ(live.task.created_at, kNow);
+  EXPECT_FALSE(live.task.in_fast_retry);
+  EXPECT_EQ(live.lease_id, "ab~mail~t-1");
+  EXPECT_EQ(live.fencing_token, 2);
+  EXPECT_EQ(live.deadline, 1'700'000'030'500);
+  EXPECT_EQ(live.worker, "w\t1");
+  EXPECT_EQ(live.ver, 4);
+  // The same hash through HGETALL reads the same.
+  LiveTask flat = TaskFromFields(FieldsFromFlat(Flat({"spec", PackedSpec(spec, kNow), "st", st})));
+  EXPECT_EQ(flat.task.spec.payload, live.task.spec.payload);
+  EXPECT_EQ(flat.lease_id, live.lease_id);
+  EXPECT_EQ(flat.ver, live.ver);
+}
+
+// A damaged "st" is an error for the call that read it, never a read past its end.
+TEST(PackedTask, APackedStateThatCannotBeReadSaysSo) {
+  const std::string st = LiveState({{"status", "pending"}, {"ver", "1"}});
+  Fields whole{{"st", st}};
+  UnpackLive(whole);
+  EXPECT_EQ(whole.size(), 2u);
+  EXPECT_EQ(whole.at("status"), "pending");
+  for (size_t cut = 0; cut < st.size(); ++cut) {
+    Fields f{{"st", st.substr(0, cut)}};
+    EXPECT_THROW(UnpackLive(f), std::runtime_error) << "cut at " << cut;
+  }
+  Fields longer{{"st", st + Packed().S("extra").bytes()}};
+  EXPECT_THROW(UnpackLive(longer), std::runtime_error);
+  Packed truth;
+  truth.True();
+  Fields odd{{"st", truth.bytes() + st.substr(1)}};
+  EXPECT_THROW(UnpackLive(odd), std::runtime_error);
 }
 
 TEST(PackedTask, ARecordWithABadNumberIsNotCopied) {
