@@ -1,8 +1,8 @@
 // Feeds arbitrary bytes through the redis-pg store's readers of what it finds in Redis: a task
-// hash (with its packed state and spec), an outbox entry, and the PostgreSQL rows built from them. Redis
-// is written by Madeira's own scripts, but a damaged or foreign value must cost one task or one
-// entry an error, never the process: these readers may throw std::exception (the store answers
-// that task with an error and sets the entry aside) and must do nothing else.
+// hash (with its packed state and spec), an outbox entry, and the PostgreSQL rows built from
+// them. Redis is written by Madeira's own scripts, but a damaged or foreign value must cost one
+// task or one entry an error, never the process: these readers may throw std::exception (the
+// store answers that task with an error and sets the entry aside) and must do nothing else.
 //
 // Input: name/value pairs separated by '\n' (a flat HGETALL or stream-entry reply); the whole
 // input is also tried as a packed spec, and as a packed state, on its own.
