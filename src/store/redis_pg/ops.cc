@@ -113,7 +113,7 @@ RedisCall LeaseCall(const LeaseRequest& request, core::Random& random) {
   return call;
 }
 
-Result<LeaseBatch> LeaseReply(const LeaseRequest& request, const RedisReply& r) {
+Result<LeaseBatch> LeaseReply(const RedisReply& r) {
   if (r.IsError()) return ScriptError(r);
   LeaseBatch batch;
   // Each lease: [lease id, [the task's "st" as leased, its spec]], or [lease id, the whole hash

@@ -48,7 +48,7 @@ std::vector<std::string> TakeSubmitEntries(RedisReply& reply, size_t tasks);
 
 // Lease ids are made by the caller (unguessable: 128 random bits).
 RedisCall LeaseCall(const LeaseRequest& request, core::Random& random);
-Result<LeaseBatch> LeaseReply(const LeaseRequest& request, const RedisReply& r);
+Result<LeaseBatch> LeaseReply(const RedisReply& r);
 
 RedisCall AckCall(const AckRequest& request);
 // The report holds what AttemptReport promises after an ack (store.h) and no more: the task's

@@ -213,10 +213,7 @@ class RedisPgStore final : public Store {
   void Lease(LeaseRequest request, Callback<LeaseBatch> done) override {
     RedisCall call = redis_pg::LeaseCall(request, random_);
     Pipelined<LeaseBatch>(
-        true, std::move(call),
-        [request = std::move(request)](const RedisReply& r) {
-          return redis_pg::LeaseReply(request, r);
-        },
+        true, std::move(call), [](const RedisReply& r) { return redis_pg::LeaseReply(r); },
         [done = std::move(done)](Result<LeaseBatch> batch) {
           if (!batch && batch.error().code == core::ErrorCode::kUnavailable) {
             return done(LeaseBatch{});

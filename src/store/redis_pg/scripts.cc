@@ -242,18 +242,22 @@ end
 // kHelpers goes on after the task's packed fields (LiveFieldsLua, from kLiveFields) and the
 // state records (StateRecordLua, from kStateRecordFields).
 constexpr const char* kHelpersAfterStateRecords = R"LUA(
--- A live task's fields by name (kLiveFields; nil where it has none), or nil when it has no
--- hash. A hash written field by field (by an older Madeira: no "st") is read whole, its names
--- as they are; write_task packs it.
-local function read_task(k)
-  local v = redis.call('HGET', k, 'st')
-  if v then return live_of(v) end
+-- A task hash without "st" (written field by field by an older Madeira) read whole, its names
+-- as they are and marked BY_FIELD (write_task packs it); nil when there is no hash.
+local function read_by_field(k)
   local flat = redis.call('HGETALL', k)
   if #flat == 0 then return nil end
   local h = {}
   for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
   h[BY_FIELD] = true
   return h
+end
+-- A live task's fields by name (kLiveFields; nil where it has none), or nil when it has no
+-- hash.
+local function read_task(k)
+  local v = redis.call('HGET', k, 'st')
+  if v then return live_of(v) end
+  return read_by_field(k)
 end
 -- Writes h's fields back as the task's "st"; returns that value.
 local function write_task(k, h)
@@ -549,7 +553,7 @@ constexpr const char* kLease = R"LUA(
 local function read_for_lease(k)
   local v = redis.call('HMGET', k, 'st', 'spec')
   if v[1] then return live_of(v[1]), v[2] end
-  local h = read_task(k)
+  local h = read_by_field(k)
   if not h then return nil, nil end
   return h, h.spec or false
 end
