@@ -24,7 +24,9 @@ constexpr auto kProbeInterval = std::chrono::milliseconds(500);
 // How long changes nobody waits for gather before the recorder copies them (see Loop). The
 // longer, the more leases are copied together with their acks (one row update, not two) and the
 // fewer commits: 100 ms against 25 drained ~7 % faster with ~19 % less PostgreSQL CPU
-// (docs/benchmarks.md, twelfth round); reads served from PostgreSQL end the wait at once.
+// (docs/benchmarks.md, twelfth round); reads served from PostgreSQL end the wait at once. 250 ms
+// took ~8 % more off PostgreSQL's CPU but lets other processes' searches lag further behind
+// (seventeenth round): kept at 100.
 constexpr auto kGather = std::chrono::milliseconds(100);
 
 // What AwaitCopied waits on.
