@@ -211,9 +211,8 @@ class RedisPgStore final : public Store {
   // While Redis is away a lease finds nothing (the engine then parks the long-poll as for an
   // empty queue) instead of failing the worker's poll: no task can be handed out meanwhile.
   void Lease(LeaseRequest request, Callback<LeaseBatch> done) override {
-    RedisCall call = redis_pg::LeaseCall(request, random_);
     Pipelined<LeaseBatch>(
-        true, std::move(call), [](const RedisReply& r) { return redis_pg::LeaseReply(r); },
+        true, redis_pg::LeaseCall(request, random_), redis_pg::LeaseReply,
         [done = std::move(done)](Result<LeaseBatch> batch) {
           if (!batch && batch.error().code == core::ErrorCode::kUnavailable) {
             return done(LeaseBatch{});
