@@ -99,28 +99,34 @@ std::vector<std::string> OtherHolders(const RedisReply& summary, const std::stri
   return others;
 }
 
-// The full rows a flush COPYed into record_tasks (see CopyToRecord), each over an older version.
+// The full rows a flush COPYed into record_tasks (see CopyToRecord), each over an older version:
+// what a task is made with into `tasks`, its state into `task_states` (migration 6), each part
+// replacing only an older one (a state changes without the full row, which keeps its ver).
 const std::string& UpsertTasksSql() {
-  static const std::string sql = "INSERT INTO tasks (" + PgTaskColumns() + ") SELECT " +
-                                 PgTaskColumns() +
-                                 " FROM record_tasks ON CONFLICT (task_id) DO UPDATE SET " +
-                                 PgTaskAssignments("EXCLUDED") + " WHERE tasks.ver < EXCLUDED.ver";
+  static const std::string sql =
+      "WITH spec AS (INSERT INTO tasks (" + PgSpecColumns() + ") SELECT " + PgSpecColumns() +
+      " FROM record_tasks ON CONFLICT (task_id) DO UPDATE SET " + PgSpecAssignments("EXCLUDED") +
+      " WHERE tasks.ver < EXCLUDED.ver) "
+      "INSERT INTO task_states (" + PgStateColumns() + ", seq) SELECT " + PgStateColumns() +
+      ", seq FROM record_tasks ON CONFLICT (task_id) DO UPDATE SET " +
+      PgStateAssignments("EXCLUDED") + " WHERE task_states.ver < EXCLUDED.ver";
   return sql;
 }
 
-// The state columns of tasks whose row exists and is older (the rows COPYed into
-// record_states); returns the ids without a row. The rows of tasks are found through
-// `= ANY (ARRAY(...))`, which the planner takes as a few index probes: a temporary table has no
-// statistics, so a plain join guesses it holds hundreds of rows and, below a few hundred
-// thousand tasks, hashes all of tasks by a sequential scan on every flush (2.9 ms with 8,000
-// tasks for 12 rows, 0.6 ms this way).
+// The state rows of tasks whose row exists and is older (the rows COPYed into record_states);
+// returns the ids without a row. The rows are found through `= ANY (ARRAY(...))`, which the
+// planner takes as a few index probes: a temporary table has no statistics, so a plain join
+// guesses it holds hundreds of rows and, below a few hundred thousand tasks, hashes the whole
+// table by a sequential scan on every flush (2.9 ms with 8,000 tasks for 12 rows, 0.6 ms this
+// way).
 const std::string& UpdateStatesSql() {
   static const std::string sql =
-      "WITH u AS (UPDATE tasks SET " + PgStateAssignments("x") +
+      "WITH u AS (UPDATE task_states SET " + PgStateAssignments("x") +
       " FROM record_states x "
-      "WHERE tasks.task_id = ANY (ARRAY(SELECT task_id FROM record_states)) "
-      "AND tasks.task_id = x.task_id AND tasks.ver < x.ver RETURNING tasks.task_id) "
-      "SELECT task_id FROM record_states EXCEPT SELECT task_id FROM tasks "
+      "WHERE task_states.task_id = ANY (ARRAY(SELECT task_id FROM record_states)) "
+      "AND task_states.task_id = x.task_id AND task_states.ver < x.ver "
+      "RETURNING task_states.task_id) "
+      "SELECT task_id FROM record_states EXCEPT SELECT task_id FROM task_states "
       "WHERE task_id = ANY (ARRAY(SELECT task_id FROM record_states))";
   return sql;
 }
@@ -145,10 +151,12 @@ const std::string& InsertAttemptsSql() {
 // a plain query would get, and PostgreSQL plans them again when the tables' statistics change.
 const std::string& RecordTablesSql() {
   static const std::string sql =
-      "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks (LIKE tasks); "
+      "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks AS SELECT " +
+      PgTaskColumns() +
+      " FROM task_rows WITH NO DATA; "
       "CREATE TEMPORARY TABLE IF NOT EXISTS record_states AS SELECT " +
       PgStateColumns() +
-      " FROM tasks WITH NO DATA; "
+      " FROM task_states WITH NO DATA; "
       "CREATE TEMPORARY TABLE IF NOT EXISTS record_attempts (LIKE attempts); "
       "DEALLOCATE ALL; "
       "PREPARE record_upsert_tasks AS " +
@@ -589,7 +597,7 @@ std::map<std::string, std::string> Backend::RecordedIds(const std::vector<std::s
     list += id;
   }
   PgResult r = pg_.Exec(
-      "SELECT task_id, status, content_hash FROM tasks WHERE task_id = ANY "
+      "SELECT task_id, status, content_hash FROM task_rows WHERE task_id = ANY "
       "(string_to_array($1, E'\\n'))",
       {list});
   for (int i = 0; i < r.Rows(); ++i) out[r.Text(i, 0)] = r.Text(i, 1) + "\t" + r.Text(i, 2);

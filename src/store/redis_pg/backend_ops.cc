@@ -130,8 +130,10 @@ Result<SearchPage> Backend::Search(const SearchQuery& query) {
   if (query.trace_id) add("trace_id =", *query.trace_id);
   if (query.owner) add("owner =", *query.owner);
   if (query.dead_since) add("updated_at >=", Num(*query.dead_since));
-  if (query.cursor) add("seq <", Num(*query.cursor));
-  sql += " ORDER BY seq DESC LIMIT " + std::to_string(limit + 1);
+  // By status, in the order of task_states' (status, seq) index: the same seq (task_rows).
+  const std::string seq = status ? "state_seq" : "seq";
+  if (query.cursor) add(seq + " <", Num(*query.cursor));
+  sql += " ORDER BY " + seq + " DESC LIMIT " + std::to_string(limit + 1);
   PgResult r = pg_.Exec(sql, params);
   SearchPage page;
   for (int i = 0; i < r.Rows(); ++i) {
@@ -161,7 +163,7 @@ Result<std::vector<LiveTask>> Backend::SelectDead(const DeadSelector& selector) 
     // The record finds candidates; Redis (the truth for live tasks) confirms each.
     CatchUpRecord();
     const DeadFilter& f = selector.filter;
-    std::string sql = "SELECT task_id FROM tasks WHERE status = 'dead'";
+    std::string sql = "SELECT task_id FROM task_rows WHERE status = 'dead'";
     std::vector<std::optional<std::string>> params;
     auto add = [&](const std::string& clause, std::string value) {
       params.push_back(std::move(value));
@@ -170,7 +172,7 @@ Result<std::vector<LiveTask>> Backend::SelectDead(const DeadSelector& selector) 
     if (f.queue) add("queue =", *f.queue);
     if (f.task_type) add("task_type =", *f.task_type);
     if (f.since) add("updated_at >=", Num(*f.since));
-    PgResult r = pg_.Exec(sql + " ORDER BY seq", params);
+    PgResult r = pg_.Exec(sql + " ORDER BY state_seq", params);
     for (int i = 0; i < r.Rows(); ++i) ids.push_back(r.Text(i, 0));
   }
   for (const std::string& id : ids) {

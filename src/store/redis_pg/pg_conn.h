@@ -109,10 +109,11 @@ class PgConn {
 };
 
 // The schema version this build writes; an older one is migrated, a newer one refused.
-inline constexpr int kPgSchemaVersion = 5;
+inline constexpr int kPgSchemaVersion = 6;
 
-// Creates the schema when missing and applies migrations up to kPgSchemaVersion, under an
-// advisory lock so concurrent starts do it once. Throws PgError (also for a newer schema).
-void MigratePg(PgConn& pg, const std::string& schema);
+// Creates the schema when missing and applies migrations up to kPgSchemaVersion (tests stop
+// earlier, to make an older schema), under an advisory lock so concurrent starts do it once.
+// Throws PgError (also for a newer schema).
+void MigratePg(PgConn& pg, const std::string& schema, int up_to = kPgSchemaVersion);
 
 }  // namespace madeira::store::redis_pg

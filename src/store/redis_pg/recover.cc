@@ -187,8 +187,9 @@ Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl,
   const std::string recent = Num(now - ended_claims_retention);
   const Millis event_ttl = 2 * ended_claims_retention;
   const std::string recent_events = Num(now - event_ttl);
-  if (pg_.Exec("SELECT EXISTS (SELECT 1 FROM tasks WHERE status IN ('succeeded', 'cancelled') AND "
-               "updated_at <= $1) OR EXISTS (SELECT 1 FROM events WHERE received_at <= $2)",
+  if (pg_.Exec("SELECT EXISTS (SELECT 1 FROM task_states WHERE status IN ('succeeded', "
+               "'cancelled') AND updated_at <= $1) OR EXISTS (SELECT 1 FROM events WHERE "
+               "received_at <= $2)",
                {recent, recent_events})
           .Text(0, 0) == "t") {
     auto done = restore({"checked"});
@@ -198,7 +199,7 @@ Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl,
   // The id claims of ended tasks: a resubmit of one stays a duplicate (or a conflict).
   for (int64_t after = 0;;) {
     PgResult r = pg_.Exec(
-        "SELECT task_id, status, content_hash, seq FROM tasks WHERE status IN ('succeeded', "
+        "SELECT task_id, status, content_hash, seq FROM task_rows WHERE status IN ('succeeded', "
         "'cancelled') AND updated_at > $2 AND seq > $1 ORDER BY seq LIMIT " +
             std::to_string(kRowsPerCall),
         {Num(after), recent});
@@ -217,7 +218,7 @@ Result<RecoverReport> Backend::Recover(Millis now, Millis idempotency_ttl,
   // Succeeded idempotency keys still within their ttl (the latest success of each key).
   {
     PgResult r = pg_.Exec(
-        "SELECT DISTINCT ON (idempotency_key) idempotency_key, task_id, updated_at FROM tasks "
+        "SELECT DISTINCT ON (idempotency_key) idempotency_key, task_id, updated_at FROM task_rows "
         "WHERE status = 'succeeded' AND NOT deduplicated AND idempotency_key IS NOT NULL AND "
         "updated_at > $1 ORDER BY idempotency_key, updated_at DESC",
         {Num(now - idempotency_ttl)});

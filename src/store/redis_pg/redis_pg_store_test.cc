@@ -1080,7 +1080,7 @@ TEST(RedisPgStore, ASubmitIsRecordedFromWhatItSentNotReadBackFromTheOutbox) {
   store.Submit({TestSpec("now"), delayed}, kT0, [&](Result<std::vector<SubmitOutcome>> r) {
     if (!r) return answered.set_value("refused: " + r.error().message);
     redis_pg::PgResult rows = pg.Exec(
-        "SELECT task_id, status, payload, seq FROM tasks WHERE task_id IN ('now', 'later') "
+        "SELECT task_id, status, payload, seq FROM task_rows WHERE task_id IN ('now', 'later') "
         "ORDER BY task_id",
         {});
     std::string seen;
@@ -1176,7 +1176,7 @@ TEST(RedisPgStore, AChangeWaitsForItsTasksRowAndNeverOverwritesANewerOne) {
   ASSERT_TRUE(Await<SearchPage>([&](auto done) { store.Search(SearchQuery{}, done); }));
   redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns);
   auto row = [&](const std::string& id) {
-    redis_pg::PgResult r = pg.Exec("SELECT ver, status FROM tasks WHERE task_id = $1", {id});
+    redis_pg::PgResult r = pg.Exec("SELECT ver, status FROM task_rows WHERE task_id = $1", {id});
     return r.Rows() == 0 ? std::string("none") : r.Text(0, 0) + " " + r.Text(0, 1);
   };
   EXPECT_EQ(row("older"), "7 running");
@@ -1189,6 +1189,65 @@ TEST(RedisPgStore, AChangeWaitsForItsTasksRowAndNeverOverwritesANewerOne) {
   std::vector<std::string> ids;
   for (const redis_pg::RedisReply& p : pending.elements) ids.push_back(p.elements.at(0).str);
   EXPECT_EQ(ids, std::vector<std::string>{early_entry});
+}
+
+// A record written before task states had their own table (schema 5: one wide `tasks` row a
+// task) is migrated at start: its tasks keep every value, a search by status finds them, and
+// the tasks made after the upgrade join them in the same order.
+TEST(RedisPgStore, ARecordFromBeforeTheStateTableKeepsItsTasks) {
+  ASSERT_TRUE(HaveServices());
+  const std::string ns = NamespaceFor("schema-5-" + std::to_string(::getpid()));
+  RedisPgOptions o = TestOptions(ns);
+  redis_pg::PgConn pg(o.database_url, "madeira_" + ns);
+  redis_pg::MigratePg(pg, "madeira_" + ns, 5);
+  // Two ended tasks as Madeira 5 recorded them, in the columns' order then (PgTaskColumns).
+  pg.Exec("INSERT INTO tasks (" + redis_pg::PgTaskColumns() +
+          ") VALUES "
+          "('old-dead', 1, 6, 'q', 't', 1, '{\"n\":1}', 1000, 5000, 3, 0, 'tr-1', NULL, 'h1', "
+          "'dead', 3, 4, 1000, 9000, NULL, '{\"type\":\"Boom\"}', NULL, false, 1, false, 'alice'), "
+          "('old-done', 2, 3, 'q', 't', 1, '{\"n\":2}', 2000, 5000, 3, 0, 'tr-2', 'k2', 'h2', "
+          "'succeeded', 0, 1, 2000, 3000, NULL, NULL, '{\"ok\":true}', false, 0, false, '')");
+  redis_pg::RedisConn admin = AdminRedis();
+  admin.Command({"SET", "madeira:" + ns + ":seq", "2"});  // Redis's counter, as it was
+
+  auto opened = OpenRedisPgStore(o);
+  ASSERT_TRUE(opened) << opened.error().message;
+  Store& store = **opened;
+  EXPECT_EQ(pg.Exec("SELECT version FROM schema_version").Int(0, 0), redis_pg::kPgSchemaVersion);
+  auto dead = Await<core::Task>([&](auto done) { store.Get("old-dead", done); });
+  ASSERT_TRUE(dead) << dead.error().message;
+  EXPECT_EQ(dead->status, core::TaskStatus::kDead);
+  EXPECT_EQ(dead->spec.payload, "{\"n\":1}");
+  EXPECT_EQ(dead->spec.trace_id, "tr-1");
+  EXPECT_EQ(dead->spec.owner, "alice");
+  EXPECT_EQ(dead->retry_count, 3);
+  EXPECT_EQ(dead->attempts, 4);
+  EXPECT_EQ(dead->updated_at, 9000);
+  EXPECT_EQ(dead->last_error, std::optional<std::string>("{\"type\":\"Boom\"}"));
+  EXPECT_EQ(dead->fast_retries_used, 1);
+
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
+      [&](auto done) { store.Submit({TestSpec("new")}, kT0, done); }));
+  ASSERT_EQ(LeaseOneAndAck(store), "new");
+  auto ids = [&](core::TaskStatus status) {
+    SearchQuery q;
+    q.status = status;
+    auto page = Await<SearchPage>([&](auto done) { store.Search(q, done); });
+    std::vector<std::string> out;
+    if (!page) {
+      ADD_FAILURE() << page.error().message;
+      return out;
+    }
+    for (const core::Task& t : page->tasks) out.push_back(t.spec.task_id);
+    return out;
+  };
+  EXPECT_EQ(ids(core::TaskStatus::kSucceeded), (std::vector<std::string>{"new", "old-done"}));
+  EXPECT_EQ(ids(core::TaskStatus::kDead), std::vector<std::string>{"old-dead"});
+  auto done = Await<core::Task>([&](auto cb) { store.Get("old-done", cb); });
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_EQ(done->result, std::optional<std::string>("{\"ok\":true}"));
+  EXPECT_EQ(done->spec.idempotency_key, std::optional<std::string>("k2"));
+  store.Close();
 }
 
 // The recorder's copy is one pipelined transaction: every statement commits, or none does,
@@ -1592,9 +1651,12 @@ TEST(RedisPgStore, ClaimsStayInRedisUntilPostgresqlHasTheRecordsWrittenBeforeThe
   // "early" gets its row (as another process's copy would bring it), so its change is copied:
   // now the generation goes.
   redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + claims.options.name_space);
-  pg.Exec("CREATE TEMPORARY TABLE early AS SELECT * FROM tasks WHERE task_id = 'a'");
+  pg.Exec("CREATE TEMPORARY TABLE early AS SELECT * FROM task_rows WHERE task_id = 'a'");
   pg.Exec("UPDATE early SET task_id = 'early', ver = 1, seq = seq + 1000");
-  pg.Exec("INSERT INTO tasks SELECT * FROM early");
+  pg.Exec("INSERT INTO tasks (" + redis_pg::PgSpecColumns() + ") SELECT " +
+          redis_pg::PgSpecColumns() + " FROM early");
+  pg.Exec("INSERT INTO task_states (" + redis_pg::PgStateColumns() + ", seq) SELECT " +
+          redis_pg::PgStateColumns() + ", seq FROM early");
   ASSERT_TRUE(UntilRedis([&] { return !claimed("ended:prev", "a"); }));
   EXPECT_EQ(Await<std::vector<SubmitOutcome>>(
                 [&](auto done) { store.Submit({TestSpec("a")}, kT0, done); })

@@ -116,6 +116,15 @@ constexpr std::array<TaskColumn, 12> kStateColumns = {
     kTaskId,        kVer,       kStatusColumn, kRetryCount,   kAttempts,        kUpdatedAt,
     kNextAttemptAt, kLastError, kResult,       kDeduplicated, kFastRetriesUsed, kInFastRetry};
 
+// The columns of `tasks` (migration 6): the ones a task is made with, written again only by a
+// full row (a replay's edit), and ver, the version of the full row they were last written from.
+constexpr std::array<TaskColumn, 16> kSpecColumns = {
+    kTaskId, kSeq, kVer, kQueue, kTaskType, kPayloadVersion, kPayload, kScheduleTime,
+    kTimeoutMs, kMaxRetries, kPriority, kTraceId, kIdempotencyKey, kContentHash, kCreatedAt,
+    kOwner};
+static_assert(kSpecColumns.size() + kStateColumns.size() == kTaskColumnCount + 2,
+              "every column is a spec column or a state column; task_id and ver are both");
+
 // "a, b, c" of the columns given by index.
 template <typename Columns>
 std::string ColumnList(const Columns& columns) {
@@ -514,7 +523,12 @@ const std::string& PgStateColumns() {
   return state;
 }
 
-std::string PgTaskAssignments(std::string_view from) { return Assignments(AllTaskColumns(), from); }
+const std::string& PgSpecColumns() {
+  static const std::string spec = ColumnList(kSpecColumns);
+  return spec;
+}
+
+std::string PgSpecAssignments(std::string_view from) { return Assignments(kSpecColumns, from); }
 std::string PgStateAssignments(std::string_view from) { return Assignments(kStateColumns, from); }
 
 core::Task TaskFromRow(const PgResult& r, int row) {

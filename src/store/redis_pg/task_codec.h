@@ -73,10 +73,11 @@ inline core::Error ScriptError(const RedisReply& r) {
 // An optional script argument: "+value" or "-".
 inline std::string OptArg(const std::optional<std::string>& v) { return v ? "+" + *v : "-"; }
 
-// The PostgreSQL `tasks` columns ("task_id, seq, ..."), in the order TaskFromRow reads them
-// and full rows are COPYed in.
+// A task's PostgreSQL columns ("task_id, seq, ..."), in the order TaskFromRow reads them and
+// full rows are COPYed in. They are the view `task_rows`: `tasks` holds what a task is made with
+// (PgSpecColumns), `task_states` what changes (PgStateColumns, and seq); see migration 6.
 const std::string& PgTaskColumns();
-inline std::string TaskSelect() { return "SELECT " + PgTaskColumns() + " FROM tasks"; }
+inline std::string TaskSelect() { return "SELECT " + PgTaskColumns() + " FROM task_rows"; }
 core::Task TaskFromRow(const PgResult& r, int row);
 extern const char* const kPgAttemptColumns;
 core::Attempt AttemptFromRow(const PgResult& r, int row);
@@ -84,9 +85,11 @@ core::Attempt AttemptFromRow(const PgResult& r, int row);
 // The columns of a state row (a task's columns that change after creation) and of an attempt
 // row, in the order of their COPY text.
 const std::string& PgStateColumns();
-// "c = FROM.c, ..." for every column but task_id of a full row, or of a state row: the SET of
+// The columns of `tasks`.
+const std::string& PgSpecColumns();
+// "c = FROM.c, ..." for every column but task_id of `tasks`, or of a state row: the SET of
 // the statements that apply the COPYed rows.
-std::string PgTaskAssignments(std::string_view from);
+std::string PgSpecAssignments(std::string_view from);
 std::string PgStateAssignments(std::string_view from);
 extern const char* const kPgAttemptRowColumns;
 
