@@ -122,7 +122,17 @@ constexpr std::array<TaskColumn, 16> kSpecColumns = {
     kTaskId, kSeq, kVer, kQueue, kTaskType, kPayloadVersion, kPayload, kScheduleTime,
     kTimeoutMs, kMaxRetries, kPriority, kTraceId, kIdempotencyKey, kContentHash, kCreatedAt,
     kOwner};
-static_assert(kSpecColumns.size() + kStateColumns.size() == kTaskColumnCount + 2,
+// Every column is in exactly one of the two tables, but task_id and ver, which are in both.
+constexpr bool SplitsEveryColumnOnce() {
+  for (size_t c = 0; c < kTaskColumnCount; ++c) {
+    int in = 0;
+    for (TaskColumn s : kSpecColumns) in += s == c ? 1 : 0;
+    for (TaskColumn s : kStateColumns) in += s == c ? 1 : 0;
+    if (in != (c == kTaskId || c == kVer ? 2 : 1)) return false;
+  }
+  return true;
+}
+static_assert(SplitsEveryColumnOnce(),
               "every column is a spec column or a state column; task_id and ver are both");
 
 // "a, b, c" of the columns given by index.
