@@ -304,7 +304,7 @@ std::vector<RedisReply> Backend::Receive() {
   return replies;
 }
 
-bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
+bool Backend::FlushOutbox(const std::function<void()>& caught_up, std::vector<HeldState>* held) {
   const std::string stream = prefix_ + "outbox";
   // Entries a process read and never copied (it was killed in between) would wait for its
   // restart: every few seconds, take over those idle for a while. A live process holds entries
@@ -376,7 +376,7 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
     // pending ones before them.
     const bool all_read = new_done && (phase == Phase::kNew || pending_done);
     if (phase == Phase::kPending && read_counts[0] > 0) after = got.ids[read_counts[0] - 1];
-    CopyAndAckLater(stream, got);
+    CopyAndAckLater(stream, got, round == 0 ? held : nullptr);
     // Committed (or nothing to copy): the work written before this flush began is answered now,
     // its XACK still to go.
     if (all_read) {
@@ -392,9 +392,11 @@ bool Backend::FlushOutbox(const std::function<void()>& caught_up) {
   return false;
 }
 
-void Backend::CopyAndAckLater(const std::string& stream, const OutboxRead& got) {
+void Backend::CopyAndAckLater(const std::string& stream, const OutboxRead& got,
+                              std::vector<HeldState>* held) {
+  if (got.ids.empty() && (held == nullptr || held->empty())) return;
+  const std::set<std::string> deferred = CopyEntries(got.entries, held);
   if (got.ids.empty()) return;
-  const std::set<std::string> deferred = CopyEntries(got.entries);
   // A change whose task has no row yet (its full record is with another process's copy)
   // stays pending, for a later flush, and so does a submit entry the store has not named yet
   // (OwnEntries); everything else is done.
@@ -482,16 +484,31 @@ void Backend::SendDeferredAck() {
   Call(ack);
 }
 
-std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entries) {
+std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entries,
+                                           std::vector<HeldState>* held) {
   std::vector<const Fields*> records;  // not copies: a flush holds hundreds of payloads
   bool all_readable = true;
   for (const OutboxEntry& e : entries) {
     all_readable = all_readable && e.unreadable.empty();
     for (const Fields& f : e.records) records.push_back(&f);
   }
+  std::vector<const Fields*> held_records;
+  if (held != nullptr) {
+    for (const HeldState& h : *held) held_records.push_back(&h.record);
+  }
+  // What is left of `held` once its copy is committed: the changes that found no row.
+  auto keep_deferred = [&](const std::set<std::string>& deferred) {
+    if (held == nullptr) return;
+    std::erase_if(*held, [&](const HeldState& h) {
+      return deferred.count(h.record.at("id")) == 0;
+    });
+  };
   if (all_readable) {
     try {
-      return CopyToRecord(BuildRecordBatch(records));
+      records.insert(records.end(), held_records.begin(), held_records.end());
+      std::set<std::string> deferred = CopyToRecord(BuildRecordBatch(records));
+      keep_deferred(deferred);
+      return deferred;
     } catch (const PgError& e) {
       if (!e.refused_data()) throw;    // PostgreSQL away: the outbox keeps everything for later
     } catch (const std::exception&) {  // a record BuildRecordBatch cannot read
@@ -524,6 +541,23 @@ std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entri
     RedisCommand add{"XADD", prefix_ + "outbox:rejected", "*", "entry", e.id, "error", why};
     for (const RedisReply& v : e.fields->elements) add.push_back(v.str);
     set_aside.push_back({std::nullopt, std::move(add)});
+  }
+  if (!held_records.empty()) {
+    try {
+      std::set<std::string> d = CopyToRecord(BuildRecordBatch(held_records));
+      keep_deferred(d);
+      deferred.insert(d.begin(), d.end());
+    } catch (const std::exception& e) {
+      const auto* refused = dynamic_cast<const PgError*>(&e);
+      if (refused != nullptr && !refused->refused_data()) throw;  // PostgreSQL away: kept
+      // Only this process had them: the tasks' next changes bring their record up to date.
+      core::Log(core::LogLevel::kError, "redis-pg: leases' states cannot be copied into postgresql",
+                {{"leases", std::to_string(held->size())},
+                 {"error", refused != nullptr ? refused->primary() + " (SQLSTATE " +
+                                                    refused->sqlstate() + ")"
+                                              : std::string(e.what())}});
+      held->clear();
+    }
   }
   if (!set_aside.empty()) {
     for (const RedisReply& r : Pipeline(set_aside)) {

@@ -67,6 +67,13 @@ struct NewTasks {
   std::vector<std::string> entries;  // the outbox entries holding them, and nothing else
 };
 
+// A state change its process copies into PostgreSQL itself, not through the outbox (a lease's:
+// kLease writes no record), and when it was handed to the recorder.
+struct HeldState {
+  Fields record;  // kind state (StateRecordOf)
+  std::chrono::steady_clock::time_point since;
+};
+
 // A command for the pipeline: a script with its arguments (the key prefix is added), or a
 // plain command when `script` is empty.
 struct RedisCall {
@@ -114,9 +121,13 @@ class Backend {
   // Copies the outbox into PostgreSQL. True when it read the outbox to its end (everything
   // written to Redis before the call is recorded), false when it stopped after a bounded amount.
   // `caught_up` runs as soon as what was added before the call and read by this backend is
-  // committed (before the acknowledgements go and the stream is trimmed).
-  // Throws PgError / RedisIoError; what was not copied is copied by a later call.
-  bool FlushOutbox(const std::function<void()>& caught_up = {});
+  // committed (before the acknowledgements go and the stream is trimmed). `held` is copied with
+  // the first entries read (in one transaction, so a lease and its ack make one row update);
+  // what is left in it after the call found no row yet (its task's record is still to come).
+  // Throws PgError / RedisIoError; what was not copied is copied by a later call (`held` is
+  // left as it was when its copy failed).
+  bool FlushOutbox(const std::function<void()>& caught_up = {},
+                   std::vector<HeldState>* held = nullptr);
   // Copies tasks a submit made into PostgreSQL as their outbox entries hold them, and notes
   // those entries: a later FlushOutbox acknowledges them without copying them again. Throws
   // PgError (then the entries are left to the outbox's copy, as LeftToOutbox).
@@ -200,15 +211,19 @@ class Backend {
   std::set<std::string> CopyToRecord(const RecordBatch& batch);
   // CopyToRecord of the entries' records; entries PostgreSQL refuses (or that cannot be read)
   // go to the stream P outbox:rejected with the error, logged, instead of stopping the copy.
-  std::set<std::string> CopyEntries(const std::vector<OutboxEntry>& entries);
+  // `held` goes with them (see FlushOutbox); a held change PostgreSQL refuses is logged and
+  // dropped. Returns the ids of the tasks whose changes found no row.
+  std::set<std::string> CopyEntries(const std::vector<OutboxEntry>& entries,
+                                    std::vector<HeldState>* held);
   void CatchUpRecord();  // SetCatchUpRecord's, else FlushOutbox
   // Waits (briefly) until the entries the consumers `others` held up to id `newest` are
   // acknowledged, i.e. copied by their processes; claims and copies what is still held then.
   void AwaitOthersCopies(const std::string& stream, const std::vector<std::string>& others,
                          const std::string& newest);
-  // CopyEntries of a read's entries, then their XACK added to ack_later_ (but for the entries
-  // deferred: state changes whose task has no row yet).
-  void CopyAndAckLater(const std::string& stream, const OutboxRead& got);
+  // CopyEntries of a read's entries (and `held`), then their XACK added to ack_later_ (but for
+  // the entries deferred: state changes whose task has no row yet).
+  void CopyAndAckLater(const std::string& stream, const OutboxRead& got,
+                       std::vector<HeldState>* held = nullptr);
   void TrimOutbox();  // drops the entries every process has copied
   // Writes recorded events (rows of recover.cc's kEventColumns) back into Redis for `ttl` ms
   // unless Redis has them; returns how many rows there were.

@@ -113,7 +113,7 @@ RedisCall LeaseCall(const LeaseRequest& request, core::Random& random) {
   return call;
 }
 
-Result<LeaseBatch> LeaseReply(const RedisReply& r) {
+Result<LeaseBatch> LeaseReply(const RedisReply& r, std::vector<Fields>* states) {
   if (r.IsError()) return ScriptError(r);
   LeaseBatch batch;
   // Each lease: [lease id, [the task's "st" as leased, its spec]], or [lease id, the whole hash
@@ -123,6 +123,7 @@ Result<LeaseBatch> LeaseReply(const RedisReply& r) {
     const Fields f = l.elements.size() > 2 ? FieldsFromFlat(l.elements.at(1))
                                            : FieldsFromValues(l.elements.at(1), kLeased);
     LiveTask live = TaskFromFields(f);
+    if (states != nullptr) states->push_back(StateRecordOf(f));
     batch.leases.push_back(store::Lease{l.elements.at(0).str, live.fencing_token, live.deadline,
                                         std::move(live.task), live.ready_at});
   }

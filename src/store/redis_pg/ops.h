@@ -48,7 +48,9 @@ std::vector<std::string> TakeSubmitEntries(RedisReply& reply, size_t tasks);
 
 // Lease ids are made by the caller (unguessable: 128 random bits).
 RedisCall LeaseCall(const LeaseRequest& request, core::Random& random);
-Result<LeaseBatch> LeaseReply(const RedisReply& r);
+// `states` gets each leased task's state record (StateRecordOf), for its process to copy: the
+// script writes none to the outbox.
+Result<LeaseBatch> LeaseReply(const RedisReply& r, std::vector<Fields>* states = nullptr);
 
 RedisCall AckCall(const AckRequest& request);
 // The report holds what AttemptReport promises after an ack (store.h) and no more: the task's

@@ -29,6 +29,13 @@ constexpr auto kProbeInterval = std::chrono::milliseconds(500);
 // (seventeenth round): kept at 100.
 constexpr auto kGather = std::chrono::milliseconds(100);
 
+// Leases' changes held for the record at most: beyond, the oldest go (PostgreSQL away for long,
+// and leases going on meanwhile). ~0.5 kB each.
+constexpr size_t kMaxLeased = 100'000;
+// How long a lease's change whose task has no row yet (its record still on its way from another
+// process) is tried again.
+constexpr auto kLeasedRowWait = std::chrono::seconds(60);
+
 // What AwaitCopied waits on.
 class Signal final : public AwaitsRecord {
  public:
@@ -75,6 +82,22 @@ void Recorder::Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting, NewTa
   cv_.notify_one();
 }
 
+void Recorder::Leased(std::vector<Fields> states) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mu_);
+  for (Fields& f : states) leased_.push_back({std::move(f), now});
+  if (leased_.size() > kMaxLeased) {
+    const size_t dropped = leased_.size() - kMaxLeased;
+    leased_.erase(leased_.begin(), leased_.begin() + static_cast<std::ptrdiff_t>(dropped));
+    if (!leased_dropped_) {  // once until a copy succeeds again
+      leased_dropped_ = true;
+      core::Log(core::LogLevel::kWarn,
+                "redis-pg: leases' states wait too long for postgresql; the oldest are dropped",
+                {{"held", std::to_string(kMaxLeased)}});
+    }
+  }
+}
+
 void Recorder::AwaitCopied() {
   std::promise<void> copied;
   {
@@ -111,6 +134,7 @@ void Recorder::Loop() {
     bool stopping = false;
     std::vector<Made> made;
     std::vector<std::string> left;
+    std::vector<HeldState> leased;
     {
       std::unique_lock lock(mu_);
       if (ok_) {
@@ -142,6 +166,7 @@ void Recorder::Loop() {
       target = written_;
       gather_until_.reset();
       left.swap(left_to_outbox_);
+      leased.swap(leased_);
       last_read_ = now;
       made_unread_ = false;
     }
@@ -159,7 +184,7 @@ void Recorder::Loop() {
           if (auto ping = backend_->Ping(); !ping) throw std::runtime_error(ping.error().message);
         }
         // New work written before this copy began is answered as soon as its rows are committed.
-        drained = backend_->FlushOutbox([&] { AnswerUpTo(target); });
+        drained = backend_->FlushOutbox([&] { AnswerUpTo(target); }, &leased);
         error.clear();
         break;
       } catch (const std::exception& e) {
@@ -177,6 +202,18 @@ void Recorder::Loop() {
       std::lock_guard lock(mu_);
       error_ = error;
       ok_ = error.empty();
+      if (error.empty()) leased_dropped_ = false;
+      // Not copied (PostgreSQL away, or no row yet): ahead of the ones held since, for the next
+      // copy; a change still without a row after kLeasedRowWait goes.
+      const auto now = std::chrono::steady_clock::now();
+      std::erase_if(leased, [&](const HeldState& h) {
+        return error.empty() && now - h.since > kLeasedRowWait;
+      });
+      if (!leased.empty()) {
+        leased.insert(leased.end(), std::make_move_iterator(leased_.begin()),
+                      std::make_move_iterator(leased_.end()));
+        leased_.swap(leased);
+      }
     }
     // Work Redis accepted is answered as accepted even when its copy failed: it is durable in
     // Redis and the outbox copies it later (refusing it now would invite a duplicate).

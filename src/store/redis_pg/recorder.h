@@ -50,6 +50,12 @@ class Recorder {
   // or, should that copy fail, once the outbox up to it is copied. The outbox is read within
   // kMadeRead to acknowledge the batch's entries.
   void Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting, NewTasks made);
+  // Leases' changes, which the lease script leaves out of the outbox: copied with the next copy
+  // of the outbox (so before any AwaitCopied called after this returns is answered), together
+  // with what it holds. They are this process's only copy: should it die first, PostgreSQL shows
+  // those tasks as they were before their lease until their next change (an ack, a failure, the
+  // lease's expiry), which the outbox carries.
+  void Leased(std::vector<Fields> states);
   // Blocks until everything in the outbox at the call is copied (or its copy failed).
   void AwaitCopied();
   // Whether the last copy succeeded; if not, why (for the 503s of new work meanwhile).
@@ -85,6 +91,8 @@ class Recorder {
   std::deque<std::pair<uint64_t, std::unique_ptr<AwaitsRecord>>> waiting_;
   std::vector<Made> made_;                   // copied before the outbox, their work answered then
   std::vector<std::string> left_to_outbox_;  // submit entries for the next outbox copy
+  std::vector<HeldState> leased_;            // Leased's, for the next outbox copy
+  bool leased_dropped_ = false;              // some dropped (kMaxLeased) since the last copy
   std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
   bool made_unread_ = false;  // made_ has had tasks since the outbox was last read
   // Until when the outbox copy waits for more changes nobody waits for (leases, acks, and the

@@ -211,8 +211,16 @@ class RedisPgStore final : public Store {
   // While Redis is away a lease finds nothing (the engine then parks the long-poll as for an
   // empty queue) instead of failing the worker's poll: no task can be handed out meanwhile.
   void Lease(LeaseRequest request, Callback<LeaseBatch> done) override {
+    // The leases' changes go to PostgreSQL from here, not through the outbox (see kLease),
+    // before the leases are answered.
     Pipelined<LeaseBatch>(
-        true, redis_pg::LeaseCall(request, random_), redis_pg::LeaseReply,
+        true, redis_pg::LeaseCall(request, random_),
+        [this](const redis_pg::RedisReply& r) {
+          std::vector<redis_pg::Fields> states;
+          Result<LeaseBatch> batch = redis_pg::LeaseReply(r, &states);
+          if (batch && !states.empty()) recorder_->Leased(std::move(states));
+          return batch;
+        },
         [done = std::move(done)](Result<LeaseBatch> batch) {
           if (!batch && batch.error().code == core::ErrorCode::kUnavailable) {
             return done(LeaseBatch{});

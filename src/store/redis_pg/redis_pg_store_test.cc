@@ -1191,6 +1191,68 @@ TEST(RedisPgStore, AChangeWaitsForItsTasksRowAndNeverOverwritesANewerOne) {
   EXPECT_EQ(ids, std::vector<std::string>{early_entry});
 }
 
+// A lease writes nothing to the outbox (a tenth of its Redis work): its process copies the
+// change into PostgreSQL itself, before a read served from there that follows the lease, and
+// before the store closes. An ack over it still goes through the outbox, and the newer
+// version wins whichever copy comes first.
+TEST(RedisPgStore, ALeaseReachesTheRecordFromItsProcessNotTheOutbox) {
+  std::string ns;
+  auto own = OpenOwn("lease-record", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>([&](auto done) {
+    store.Submit({TestSpec("l1"), TestSpec("l2"), TestSpec("l3")}, kT0, done);
+  }));
+  redis_pg::RedisConn admin = AdminRedis();
+  const std::string outbox = "madeira:" + ns + ":outbox";
+  auto entries_added = [&] {
+    redis_pg::Fields info = redis_pg::FieldsFromFlat(admin.Command({"XINFO", "STREAM", outbox}));
+    return info["entries-added"];
+  };
+  const std::string before = entries_added();
+  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(2), done); });
+  ASSERT_TRUE(batch);
+  ASSERT_EQ(batch->leases.size(), 2u);
+  EXPECT_EQ(entries_added(), before) << "a lease wrote to the outbox";
+
+  redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns);
+  auto row = [&](const std::string& id) {
+    redis_pg::PgResult r = pg.Exec(
+        "SELECT ver, status, attempts, next_attempt_at IS NULL FROM task_rows WHERE task_id = $1",
+        {id});
+    return r.Rows() == 0 ? std::string("none")
+                         : r.Text(0, 0) + " " + r.Text(0, 1) + " " + r.Text(0, 2) + " " +
+                               r.Text(0, 3);
+  };
+  SearchQuery running;
+  running.status = core::TaskStatus::kRunning;
+  auto page = Await<SearchPage>([&](auto done) { store.Search(running, done); });
+  ASSERT_TRUE(page);
+  std::set<std::string> found;
+  for (const core::Task& t : page->tasks) {
+    found.insert(t.spec.task_id);
+    EXPECT_EQ(t.attempts, 1) << t.spec.task_id;
+  }
+  EXPECT_EQ(found, (std::set<std::string>{"l1", "l2"}));
+  EXPECT_EQ(row("l1"), "2 running 1 t");
+  EXPECT_EQ(row("l3"), "1 pending 0 f");
+
+  AckRequest ack;
+  ack.now = kT0 + 2;
+  ack.lease_id = batch->leases[0].lease_id;
+  ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
+  const std::string acked = batch->leases[0].task.spec.task_id;
+  const std::string still = batch->leases[1].task.spec.task_id;
+  // The second lease is copied by the close, with no read to wait for it.
+  auto second = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->leases.size(), 1u);
+  store.Close();
+  EXPECT_EQ(row(acked), "3 succeeded 1 t");
+  EXPECT_EQ(row(still), "2 running 1 t");
+  EXPECT_EQ(row("l3"), "2 running 1 t");
+}
+
 // A record written before task states had their own table (schema 5: one wide `tasks` row a
 // task) is migrated at start: its tasks keep every value, a search by status finds them, and
 // the tasks made after the upgrade join them in the same order.

@@ -21,7 +21,8 @@
 //                           every PutSchema once PostgreSQL has the schema (see kSubmit)
 //   P outbox         stream every changed task and finished attempt, for the PostgreSQL record
 //                           (an entry: up to 64 records, as field j a JSON array, as field m
-//                           packed ones, or as t and s a new task; see record())
+//                           packed ones, or as t and s a new task; see record()); a lease's
+//                           change is not in it: its process copies it (Recorder::Leased)
 //   P event:<source>\t<event_id>   hash + :deliveries list   a received event and its tasks
 //   P eventids:<event_id>           zset   the sources that sent this id, by time received
 //   P{b}:rate        string   a rate limit's token bucket shared by the processes (rate_bucket.cc)
@@ -665,7 +666,10 @@ for j = 1, math.min(#chosen, want) do
     redis.call('HSET', P .. 'idem:' .. h.ikey, 'state', 'running', 'task', id)
   end
   depth(q, 'pending', 'running')
-  record_state_of(h, id)
+  -- No state record: the leasing process copies the lease's change into PostgreSQL from this
+  -- reply (Recorder::Leased), which spares Redis a tenth of a lease's instructions (packing
+  -- the record, the outbox entry, its AOF copy and its reading back; docs/benchmarks.md,
+  -- twentieth round).
   -- The task as leased (LeaseReply in ops.cc): its "st" as written and its spec, or a hash
   -- without a spec whole and 'flat'.
   if spec then

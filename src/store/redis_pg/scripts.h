@@ -44,13 +44,14 @@ inline constexpr std::array<const char*, 27> kLiveFields = {
     "status", "ver",     "updated", "next",     "token",  "attempts", "retry",   "lerr",   "result",
     "dedup",  "fastused", "infast", "lease",    "astart", "deadline", "worker",  "payload", "maxr"};
 
-// The records the scripts write most (a lease's and an ack's) go to the outbox packed: each the
+// The records the scripts write most (an ack's, a failure's) go to the outbox packed: each the
 // msgpack values (cmsgpack.pack) of its kind ("state" or "attempt") and then these fields, in this
 // order, with no names; nil or false = none. A field `m` of an entry holds such records one after
 // another; task_codec.cc reads them back under these names (AppendPackedRecords). Both lists are
 // also the names the JSON records use. A state record's fields after the task id are the hash
-// fields that change after a task is made (STATE_FIELDS in Lua); '' is none there too ('next'
-// after a lease: cheaper than an HDEL).
+// fields that change after a task is made (record_state_of in Lua); '' is none there too ('next'
+// after a lease: cheaper than an HDEL). A lease's state record is made by its process from the
+// lease's reply instead (StateRecordOf), under the same names.
 inline constexpr std::array<const char*, 12> kStateRecordFields = {
     "id",      "ver",    "status", "retry", "attempts", "updated",
     "next",    "lerr",   "result", "dedup", "fastused", "infast"};

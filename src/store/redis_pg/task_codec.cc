@@ -465,6 +465,18 @@ Fields NewTaskRecord(const std::string& meta, const std::string& spec) {
   return f;
 }
 
+Fields StateRecordOf(const Fields& task) {
+  Fields record;
+  record.reserve(kStateRecordFields.size() + 1);
+  record["kind"] = "state";
+  record["id"] = Need(task, "id");
+  for (const char* name : std::span<const char* const>(kStateRecordFields).subspan(1)) {
+    auto it = task.find(name);
+    if (it != task.end() && !it->second.empty()) record[name] = it->second;
+  }
+  return record;
+}
+
 LiveTask TaskFromFields(const Fields& f) {
   LiveTask live;
   core::Task& t = live.task;

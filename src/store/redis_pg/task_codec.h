@@ -46,6 +46,9 @@ std::vector<Fields> RecordsFromFlat(const RedisReply& flat);
 // The record of a new task from its entry's "t" (`meta`: "seq\tstatus") and "s" (its packed
 // spec) values: what RecordsFromFlat reads of them.
 Fields NewTaskRecord(const std::string& meta, const std::string& spec);
+// The state record (kind state, kStateRecordFields) of a task as `task` holds it, '' as none:
+// what the scripts would pack, for a change its process copies itself (a lease: Recorder::Leased).
+Fields StateRecordOf(const Fields& task);
 
 // A task as Redis holds it: the task plus the live attempt's lease state.
 struct LiveTask {
