@@ -66,9 +66,10 @@ Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>
   if (r.IsError()) return ScriptError(r);
   std::vector<SubmitOutcome> out;
   made->clear();
-  for (size_t i = 0; i < r.elements.size() && i < tasks.size(); ++i) {
-    const RedisReply& e = r.elements[i];
-    const std::string& kind = e.elements.at(0).str;
+  for (size_t i = 0; i < tasks.size() && (i + 1) * kSubmitReplyValues <= r.elements.size(); ++i) {
+    // kind, status, seq ("" but for a task made)
+    const RedisReply* e = &r.elements[i * kSubmitReplyValues];
+    const std::string& kind = e[0].str;
     if (kind == "recheck") {
       *recheck = true;
       made->clear();
@@ -79,16 +80,16 @@ Result<std::vector<SubmitOutcome>> SubmitReply(const std::vector<core::TaskSpec>
                    : kind == "duplicate" ? SubmitKind::kDuplicate
                    : kind == "schemas"   ? SubmitKind::kStaleSchemas
                                          : SubmitKind::kConflict;
-    const std::string& status = e.elements.at(1).str;
+    const std::string& status = e[1].str;
     out.push_back({k, tasks[i].task_id, StatusOf(status)});
-    made->push_back(k == SubmitKind::kCreated ? e.elements.at(2).str + "\t" + status : "");
+    made->push_back(k == SubmitKind::kCreated ? e[2].str + "\t" + status : "");
   }
   return out;
 }
 
 std::vector<std::string> TakeSubmitEntries(RedisReply& reply, size_t tasks) {
   std::vector<std::string> entries;
-  if (reply.IsError() || reply.elements.size() != tasks + 1) return entries;
+  if (reply.IsError() || reply.elements.size() != tasks * kSubmitReplyValues + 1) return entries;
   for (RedisReply& id : reply.elements.back().elements) entries.push_back(std::move(id.str));
   reply.elements.pop_back();
   return entries;
@@ -116,15 +117,22 @@ RedisCall LeaseCall(const LeaseRequest& request, core::Random& random) {
 Result<LeaseBatch> LeaseReply(const RedisReply& r, std::vector<Fields>* states) {
   if (r.IsError()) return ScriptError(r);
   LeaseBatch batch;
-  // Each lease: [lease id, [the task's "st" as leased, its spec]], or [lease id, the whole hash
-  // as leased (flat), "flat"] for a hash without a packed spec.
-  static constexpr std::array<const char*, 2> kLeased = {"st", "spec"};
-  for (const RedisReply& l : r.elements.at(0).elements) {
-    const Fields f = l.elements.size() > 2 ? FieldsFromFlat(l.elements.at(1))
-                                           : FieldsFromValues(l.elements.at(1), kLeased);
+  // Three values a lease: its id, the task's "st" as leased and its spec, or its id, the whole
+  // hash as leased (an array) and "flat" for a hash without a packed spec.
+  const std::vector<RedisReply>& leased = r.elements.at(0).elements;
+  if (leased.size() % 3 != 0) throw std::runtime_error("lease reply: not three values a lease");
+  for (size_t i = 0; i < leased.size(); i += 3) {
+    Fields f;
+    if (leased[i + 1].type == RedisReply::Type::kArray) {
+      f = FieldsFromFlat(leased[i + 1]);
+    } else {
+      f = {{"st", leased[i + 1].str}, {"spec", leased[i + 2].str}};
+      UnpackLive(f);
+      UnpackSpec(f);
+    }
     LiveTask live = TaskFromFields(f);
     if (states != nullptr) states->push_back(StateRecordOf(f));
-    batch.leases.push_back(store::Lease{l.elements.at(0).str, live.fencing_token, live.deadline,
+    batch.leases.push_back(store::Lease{leased[i].str, live.fencing_token, live.deadline,
                                         std::move(live.task), live.ready_at});
   }
   for (const RedisReply& id : r.elements.at(1).elements) batch.deduplicated.push_back(id.str);

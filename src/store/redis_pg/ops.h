@@ -17,6 +17,11 @@ namespace madeira::store::redis_pg {
 // more than the work of one task. The arguments each task or ack takes; 0 for the other scripts.
 inline constexpr size_t kSubmitArgsPerTask = 13;  // now, known, schemas + AppendTaskArgs' 10
 inline constexpr size_t kAckArgs = 6;
+// The values each submitted task answers in the submit script's flat reply (kind, status, seq).
+inline constexpr size_t kSubmitReplyValues = 3;
+// The values each ack answers in the ack script's flat reply (answer() there; AckReply reads
+// them).
+inline constexpr size_t kAckReplyValues = 7;
 inline size_t ArgsPerReplyElement(Script script) {
   if (script == Script::kSubmit) return kSubmitArgsPerTask;
   if (script == Script::kAck) return kAckArgs;

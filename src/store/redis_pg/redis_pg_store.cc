@@ -782,14 +782,16 @@ class RedisPgStore final : public Store {
         continue;
       }
       const size_t per = redis_pg::ArgsPerReplyElement(*script);
+      // An ack's answer is kAckReplyValues values of the flat reply, a submit's
+      // kSubmitReplyValues a task.
+      const size_t values = script == redis_pg::Script::kAck ? redis_pg::kAckReplyValues
+                                                             : redis_pg::kSubmitReplyValues;
       size_t next = 0;
       for (size_t k : ops) {
         Op& op = *batch[k];
-        const size_t n = op.Call()->args.size() / per;
+        const size_t n = op.Call()->args.size() / per * values;
         if (replies[c].IsError()) {
           op.OnReply(replies[c]);
-        } else if (script == redis_pg::Script::kAck) {
-          op.OnReply(next < replies[c].elements.size() ? replies[c].elements[next] : RedisReply{});
         } else {
           RedisReply mine;
           mine.type = RedisReply::Type::kArray;

@@ -440,23 +440,23 @@ local function event_snapshot(ek)
 end
 )LUA";
 
-// ARGV: P, then 3 + TASK_ARGS per task: now, known, schemas, then create_task's. One reply per
-// task, in order (the store sends the submits queued together as one call; a task made is
-// {'created', status, seq}), then the ids of the outbox entries written. `schemas` is the
-// version of the schema set (P schemas, "0" while there is none) its payload was validated
-// against, or "" (not checked): another version is answered 'schemas' and nothing made, for the
-// caller to validate again (a schema put through another process). `known` is what PostgreSQL
-// said of the id: "+status\tcontent_hash" (it has the task), "0" (it has not), "n" (the server
-// just made the id: no claim of it can exist, so Redis is not asked either), "-" (not asked:
-// the caller believes no id claim has left Redis). An
-// unasked id Redis does not know is answered 'recheck' (and nothing made) once a claim may have
-// left (P ended:gen checked): the caller asks PostgreSQL and submits again.
+// ARGV: P, then 3 + TASK_ARGS per task: now, known, schemas, then create_task's. Three values
+// per task, in order, in one flat array (the store sends the submits queued together as one
+// call; a task made is 'created', status, seq), then the ids of the outbox entries written.
+// `schemas` is the version of the schema set (P schemas, "0" while there is none) its payload
+// was validated against, or "" (not checked): another version is answered 'schemas' and nothing
+// made, for the caller to validate again (a schema put through another process). `known` is
+// what PostgreSQL said of the id: "+status\tcontent_hash" (it has the task), "0" (it has not),
+// "n" (the server just made the id: no claim of it can exist, so Redis is not asked either),
+// "-" (not asked: the caller believes no id claim has left Redis). An unasked id Redis does
+// not know is answered 'recheck' (and nothing made) once a claim may have left (P ended:gen
+// checked): the caller asks PostgreSQL and submits again.
 constexpr const char* kSubmit = R"LUA(
 local checked, schemas = nil, nil
 local function submit(now, known, seen, i)
   if seen ~= '' then
     if schemas == nil then schemas = redis.call('GET', P .. 'schemas') or '0' end
-    if seen ~= schemas then return {'schemas', 'pending'} end
+    if seen ~= schemas then return 'schemas', 'pending', '' end
   end
   local id, chash = ARGV[i], ARGV[i + 8]
   local live, ended = nil, nil
@@ -467,23 +467,26 @@ local function submit(now, known, seen, i)
   if not live and not ended and string.sub(known, 1, 1) == '+' then ended = string.sub(known, 2) end
   if live then
     local h = read_task(tkey(live, id)) or {}
-    return {h.chash == chash and 'duplicate' or 'conflict', h.status or false}
+    return h.chash == chash and 'duplicate' or 'conflict', h.status or '', ''
   end
   if ended then
     local st, ch = split2(ended)
-    return {ch == chash and 'duplicate' or 'conflict', st}
+    return ch == chash and 'duplicate' or 'conflict', st, ''
   end
   if known == '-' and checked == nil then
     checked = redis.call('HGET', P .. 'ended:gen', 'checked') == '1'
   end
-  if known == '-' and checked then return {'recheck', ''} end
+  if known == '-' and checked then return 'recheck', '', '' end
   local status = create_task(now, ARGV, i)
-  return {'created', status, s(SEQ)}
+  return 'created', status, s(SEQ)
 end
 RETURNS_ENTRIES = true
+-- Three values a task (kind, status, seq; kSubmitReplyValues in ops.h), in one flat array: a
+-- table a task cost the reply more than its values.
 local out = {}
 for j = 2, #ARGV, 3 + TASK_ARGS do
-  out[#out + 1] = submit(ARGV[j], ARGV[j + 1], ARGV[j + 2], j + 3)
+  local n = #out
+  out[n + 1], out[n + 2], out[n + 3] = submit(ARGV[j], ARGV[j + 1], ARGV[j + 2], j + 3)
 end
 return out
 )LUA";
@@ -670,28 +673,40 @@ for j = 1, math.min(#chosen, want) do
   -- reply (Recorder::Leased), which spares Redis a tenth of a lease's instructions (packing
   -- the record, the outbox entry, its AOF copy and its reading back; docs/benchmarks.md,
   -- twentieth round).
-  -- The task as leased (LeaseReply in ops.cc): its "st" as written and its spec, or a hash
-  -- without a spec whole and 'flat'.
+  -- The task as leased (LeaseReply in ops.cc), three values a lease in one flat array (a
+  -- table a lease cost the reply more than its values): the lease id, its "st" as written and
+  -- its spec, or for a hash without a spec the hash whole (an array) and 'flat'.
+  local n = #leases
   if spec then
-    leases[#leases + 1] = {lease_id, {st, spec}}
+    leases[n + 1], leases[n + 2], leases[n + 3] = lease_id, st, spec
   else
-    leases[#leases + 1] = {lease_id, redis.call('HGETALL', k), 'flat'}
+    leases[n + 1], leases[n + 2], leases[n + 3] = lease_id, redis.call('HGETALL', k), 'flat'
   end
 end
 return {leases, deduped}
 )LUA";
 
-// ARGV: P, then 6 per ack: lease_id now ttl result? http? excerpt?. One reply per ack, in order
-// (the store sends the acks queued together as one call).
+// ARGV: P, then 6 per ack: lease_id now ttl result? http? excerpt?. 7 values per ack, in
+// order, in one flat array (the store sends the acks queued together as one call, and slices
+// the answer: a table per ack cost the reply more than its values).
 constexpr const char* kAck = R"LUA(
 local acked = {}  -- the tasks acked by this call: their hashes go at its end
+-- The answer: 7 values an ack (kAckReplyValues in ops.h), in order, in one flat array; a lost
+-- one 'lost' and ''s.
+local out = {}
+local function answer(a, b, c, d, e, f, g)
+  local n = #out
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = a, b or '', c or '', d or ''
+  out[n + 5], out[n + 6], out[n + 7] = e or '', f or '', g or ''
+end
+local function lost() answer('lost') end
 local function ack(lease_id, now, ttl, result, http, excerpt)
   local q, id = lease_target(lease_id)
-  if not q then return {'lost'} end
+  if not q then return lost() end
   local k = tkey(q, id)
-  if acked[k] then return {'lost'} end
+  if acked[k] then return lost() end
   local h = read_task(k)
-  if not h or h.lease ~= lease_id or h.status ~= 'running' then return {'lost'} end
+  if not h or h.lease ~= lease_id or h.status ~= 'running' then return lost() end
   acked[k] = true
   local was_fast = h.infast == '1'
   if was_fast then
@@ -717,11 +732,10 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   later('DEL', nil, k)
   -- What the engine reads of an acked task (AckReply in ops.cc): every value answered costs.
   -- (No nil among them: a nil would end the Lua array there.)
-  return {'ok', id, q, h.type, h.astart or now, h.attempts or '0', h.ikey or ''}
+  answer('ok', id, q, h.type, h.astart or now, h.attempts or '0', h.ikey or '')
 end
-local out = {}
 for i = 2, #ARGV, 6 do
-  out[#out + 1] = ack(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5])
+  ack(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5])
 end
 return out
 )LUA";
