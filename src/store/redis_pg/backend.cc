@@ -518,22 +518,30 @@ std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entri
   // refused, so that one bad record does not stop the record of everything behind it (and with
   // it every submit, refused while the record lags).
   std::set<std::string> deferred;
+  // One part copied: "" once committed (its changes that found no row added to `deferred`),
+  // else why it cannot be copied. PostgreSQL away throws.
+  auto copy_part = [&](const std::vector<const Fields*>& part) -> std::string {
+    try {
+      std::set<std::string> d = CopyToRecord(BuildRecordBatch(part));
+      deferred.insert(d.begin(), d.end());
+      return "";
+    } catch (const PgError& refused) {
+      if (!refused.refused_data()) throw;
+      // Not what(): PostgreSQL's DETAIL and CONTEXT quote the data, which stays out of logs.
+      return "postgresql refused it: " + refused.primary() + " (SQLSTATE " + refused.sqlstate() +
+             ")";
+    } catch (const std::exception& unreadable) {
+      return unreadable.what();
+    }
+  };
   std::vector<RedisCall> set_aside;
   for (const OutboxEntry& e : entries) {
     std::string why = e.unreadable;
     if (why.empty()) {
-      try {
-        std::set<std::string> d = CopyToRecord(BuildRecordBatch(e.records));
-        deferred.insert(d.begin(), d.end());
-        continue;
-      } catch (const PgError& refused) {
-        if (!refused.refused_data()) throw;
-        // Not what(): PostgreSQL's DETAIL and CONTEXT quote the data, which stays out of logs.
-        why = "postgresql refused it: " + refused.primary() + " (SQLSTATE " + refused.sqlstate() +
-              ")";
-      } catch (const std::exception& unreadable) {
-        why = unreadable.what();
-      }
+      std::vector<const Fields*> part;
+      for (const Fields& f : e.records) part.push_back(&f);
+      why = copy_part(part);
+      if (why.empty()) continue;
     }
     core::Log(core::LogLevel::kError,
               "redis-pg: an outbox entry cannot be copied into postgresql; it is set aside",
@@ -543,19 +551,12 @@ std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entri
     set_aside.push_back({std::nullopt, std::move(add)});
   }
   if (!held_records.empty()) {
-    try {
-      std::set<std::string> d = CopyToRecord(BuildRecordBatch(held_records));
-      keep_deferred(d);
-      deferred.insert(d.begin(), d.end());
-    } catch (const std::exception& e) {
-      const auto* refused = dynamic_cast<const PgError*>(&e);
-      if (refused != nullptr && !refused->refused_data()) throw;  // PostgreSQL away: kept
+    if (const std::string why = copy_part(held_records); why.empty()) {
+      keep_deferred(deferred);
+    } else {
       // Only this process had them: the tasks' next changes bring their record up to date.
       core::Log(core::LogLevel::kError, "redis-pg: leases' states cannot be copied into postgresql",
-                {{"leases", std::to_string(held->size())},
-                 {"error", refused != nullptr ? refused->primary() + " (SQLSTATE " +
-                                                    refused->sqlstate() + ")"
-                                              : std::string(e.what())}});
+                {{"leases", std::to_string(held->size())}, {"error", why}});
       held->clear();
     }
   }

@@ -117,19 +117,17 @@ RedisCall LeaseCall(const LeaseRequest& request, core::Random& random) {
 Result<LeaseBatch> LeaseReply(const RedisReply& r, std::vector<Fields>* states) {
   if (r.IsError()) return ScriptError(r);
   LeaseBatch batch;
-  // Three values a lease: its id, the task's "st" as leased and its spec, or its id, the whole
-  // hash as leased (an array) and "flat" for a hash without a packed spec.
+  // kLeaseReplyValues a lease: its id, the task's "st" as leased and its spec, or its id, the
+  // whole hash as leased (an array) and "flat" for a hash without a packed spec.
+  static constexpr std::array<const char*, 2> kLeased = {"st", "spec"};
   const std::vector<RedisReply>& leased = r.elements.at(0).elements;
-  if (leased.size() % 3 != 0) throw std::runtime_error("lease reply: not three values a lease");
-  for (size_t i = 0; i < leased.size(); i += 3) {
-    Fields f;
-    if (leased[i + 1].type == RedisReply::Type::kArray) {
-      f = FieldsFromFlat(leased[i + 1]);
-    } else {
-      f = {{"st", leased[i + 1].str}, {"spec", leased[i + 2].str}};
-      UnpackLive(f);
-      UnpackSpec(f);
-    }
+  if (leased.size() % kLeaseReplyValues != 0) {
+    throw std::runtime_error("lease reply: not three values a lease");
+  }
+  for (size_t i = 0; i < leased.size(); i += kLeaseReplyValues) {
+    const Fields f = leased[i + 1].type == RedisReply::Type::kArray
+                         ? FieldsFromFlat(leased[i + 1])
+                         : FieldsFromValues(std::span(leased).subspan(i + 1, 2), kLeased);
     LiveTask live = TaskFromFields(f);
     if (states != nullptr) states->push_back(StateRecordOf(f));
     batch.leases.push_back(store::Lease{leased[i].str, live.fencing_token, live.deadline,

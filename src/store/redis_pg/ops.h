@@ -13,18 +13,23 @@
 namespace madeira::store::redis_pg {
 
 // Calls of the submit and ack scripts queued together are sent as one call (its arguments
-// concatenated; one reply element per task or ack, in order): one script call costs Redis far
-// more than the work of one task. The arguments each task or ack takes; 0 for the other scripts.
+// concatenated; its reply one flat array, a run of values per task or ack, in order): one script
+// call costs Redis far more than the work of one task.
 inline constexpr size_t kSubmitArgsPerTask = 13;  // now, known, schemas + AppendTaskArgs' 10
 inline constexpr size_t kAckArgs = 6;
-// The values each submitted task answers in the submit script's flat reply (kind, status, seq).
-inline constexpr size_t kSubmitReplyValues = 3;
-// The values each ack answers in the ack script's flat reply (answer() there; AckReply reads
-// them).
-inline constexpr size_t kAckReplyValues = 7;
-inline size_t ArgsPerReplyElement(Script script) {
+inline constexpr size_t kSubmitReplyValues = 3;  // kind, status, seq
+inline constexpr size_t kAckReplyValues = 7;     // answer() in the ack script; AckReply reads them
+inline constexpr size_t kLeaseReplyValues = 3;   // lease id, st, spec (LeaseReply)
+// The arguments each task or ack of a merged call takes; 0 for the other scripts.
+inline size_t ArgsPerItem(Script script) {
   if (script == Script::kSubmit) return kSubmitArgsPerTask;
   if (script == Script::kAck) return kAckArgs;
+  return 0;
+}
+// The reply values each task or ack of a merged call answers; 0 for the other scripts.
+inline size_t ReplyValuesPerItem(Script script) {
+  if (script == Script::kSubmit) return kSubmitReplyValues;
+  if (script == Script::kAck) return kAckReplyValues;
   return 0;
 }
 

@@ -205,10 +205,10 @@ void Recorder::Loop() {
       if (error.empty()) leased_dropped_ = false;
       // Not copied (PostgreSQL away, or no row yet): ahead of the ones held since, for the next
       // copy; a change still without a row after kLeasedRowWait goes.
-      const auto now = std::chrono::steady_clock::now();
-      std::erase_if(leased, [&](const HeldState& h) {
-        return error.empty() && now - h.since > kLeasedRowWait;
-      });
+      if (error.empty()) {
+        const auto now = std::chrono::steady_clock::now();
+        std::erase_if(leased, [&](const HeldState& h) { return now - h.since > kLeasedRowWait; });
+      }
       if (!leased.empty()) {
         leased.insert(leased.end(), std::make_move_iterator(leased_.begin()),
                       std::make_move_iterator(leased_.end()));

@@ -702,7 +702,7 @@ class RedisPgStore final : public Store {
   }
 
   // A run of single-script operations, sent as one pipeline: consecutive submits, and
-  // consecutive acks, go as one call each (see ArgsPerReplyElement).
+  // consecutive acks, go as one call each (see ArgsPerItem).
   struct PipelinedRun {
     std::vector<RedisCall> calls;
     std::vector<std::vector<size_t>> ops_of_call;  // the operations each call carries, in order
@@ -724,7 +724,7 @@ class RedisPgStore final : public Store {
       if (batch[end]->settled()) continue;
       const RedisCall* call = batch[end]->Call();
       if (call == nullptr) break;
-      const size_t per = call->script ? redis_pg::ArgsPerReplyElement(*call->script) : 0;
+      const size_t per = call->script ? redis_pg::ArgsPerItem(*call->script) : 0;
       if (per > 0 && !run.calls.empty() && run.calls.back().script == call->script &&
           run.calls.back().args.size() + call->args.size() <= per * kMergedPerCall) {
         run.calls.back().args.insert(run.calls.back().args.end(), call->args.begin(),
@@ -781,11 +781,8 @@ class RedisPgStore final : public Store {
         first.OnReply(replies[c]);
         continue;
       }
-      const size_t per = redis_pg::ArgsPerReplyElement(*script);
-      // An ack's answer is kAckReplyValues values of the flat reply, a submit's
-      // kSubmitReplyValues a task.
-      const size_t values = script == redis_pg::Script::kAck ? redis_pg::kAckReplyValues
-                                                             : redis_pg::kSubmitReplyValues;
+      const size_t per = redis_pg::ArgsPerItem(*script);
+      const size_t values = redis_pg::ReplyValuesPerItem(*script);
       size_t next = 0;
       for (size_t k : ops) {
         Op& op = *batch[k];

@@ -367,10 +367,10 @@ void UnpackSpec(Fields& f) {
   AddSpecFields(f, spec);
 }
 
-Fields FieldsFromValues(const RedisReply& values, std::span<const char* const> names) {
+Fields FieldsFromValues(std::span<const RedisReply> values, std::span<const char* const> names) {
   Fields f;
-  for (size_t i = 0; i < values.elements.size() && i < names.size(); ++i) {
-    if (!values.elements[i].IsNil()) f[names[i]] = values.elements[i].str;
+  for (size_t i = 0; i < values.size() && i < names.size(); ++i) {
+    if (!values[i].IsNil()) f[names[i]] = values[i].str;
   }
   UnpackLive(f);
   UnpackSpec(f);

@@ -36,7 +36,7 @@ void UnpackLive(Fields& f);
 Fields FieldsFromFlat(const RedisReply& flat);
 // The values of `names` (HMGET's answer, nil = the hash lacks that field) as a map, its packed
 // fields and spec unpacked.
-Fields FieldsFromValues(const RedisReply& values, std::span<const char* const> names);
+Fields FieldsFromValues(std::span<const RedisReply> values, std::span<const char* const> names);
 // The records of one outbox entry, in order: fields "j", each a JSON array of flat
 // [name, value, ...] arrays, "m", packed state and attempt records one after another (see
 // kStateRecordFields), and new tasks as "t" ("seq\tstatus") then "s" (the packed spec); a

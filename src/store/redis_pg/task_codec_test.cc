@@ -288,7 +288,8 @@ TEST(PackedTask, APackedStateOverItsSpecReadsAsTheLeasedTask) {
                                     {"astart", "1700000000500"}, {"deadline", "1700000030500"},
                                     {"worker", "w\t1"}, {"payload", "{\"edited\":true}"}});
   static constexpr std::array<const char*, 2> kNames = {"st", "spec"};
-  LiveTask live = TaskFromFields(FieldsFromValues(Flat({st, PackedSpec(spec, kNow)}), kNames));
+  LiveTask live =
+      TaskFromFields(FieldsFromValues(Flat({st, PackedSpec(spec, kNow)}).elements, kNames));
   EXPECT_EQ(live.task.spec.task_id, "t-1");
   EXPECT_EQ(live.task.spec.payload, "{\"edited\":true}");
   EXPECT_EQ(live.task.spec.payload_version, 3);
