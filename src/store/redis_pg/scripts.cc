@@ -51,8 +51,32 @@ do
 end
 local WOKEN = {}
 local function s(n) return string.format('%d', n) end
+-- Numbers held as text, and counters (nil = 0) plus one, remembered for the call: the tasks one
+-- call touches mostly share their times and counts, and a table lookup costs Redis's Lua a
+-- fraction of tonumber's strtod and string.format's sprintf (docs/benchmarks.md, twenty-first
+-- round).
+local NUMBERS = {}
+local function num(v)
+  local n = NUMBERS[v]
+  if not n then
+    n = tonumber(v)
+    NUMBERS[v] = n
+  end
+  return n
+end
+local PLUS1 = {}
+local function plus1(v)
+  v = v or '0'
+  local r = PLUS1[v]
+  if not r then
+    r = s(tonumber(v) + 1)
+    PLUS1[v] = r
+  end
+  return r
+end
+local PLUS = string.byte('+')  -- a byte compared makes no string, string.sub(v, 1, 1) does
 local function opt(v)
-  if v == nil or string.sub(v, 1, 1) ~= '+' then return nil end
+  if v == nil or string.byte(v) ~= PLUS then return nil end
   return string.sub(v, 2)
 end
 -- Queue keys, made once a script call: every concatenation makes (and interns) a new string.
@@ -203,9 +227,16 @@ local function flush_gathered()
   if SEQ_READ then redis.call('SET', P .. 'seq', string.format('%d', SEQ)) end
   outbox_entry()
 end
+-- The head of a ready member (priority, ready time), made again only when a task's differ from
+-- the last one's: a call's tasks come in runs that share both, and each number formatted costs
+-- an sprintf.
+local HEAD_PRIO, HEAD_READY, HEAD = nil, nil, nil
 local function member(prio, ready, seq, id)
   if ready < 0 then ready = 0 end
-  return string.format('%04d%016d%016d%s', 1000 - prio, ready, seq, id)
+  if prio ~= HEAD_PRIO or ready ~= HEAD_READY then
+    HEAD_PRIO, HEAD_READY, HEAD = prio, ready, string.format('%04d%016d', 1000 - prio, ready)
+  end
+  return string.format('%s%016d%s', HEAD, seq, id)
 end
 local function member_of(h, id)
   return member(tonumber(h.prio), tonumber(h.ready), tonumber(h.seq), id)
@@ -291,7 +322,7 @@ local function snapshot(k, h)
   return flat
 end
 local function touch(h, now)
-  h.ver, h.updated = s(tonumber(h.ver) + 1), now
+  h.ver, h.updated = plus1(h.ver), now
 end
 -- The task ends: its state to the record, its claim to P ended, its hash gone. Returns the hash
 -- as it was last (for the caller's answer).
@@ -367,7 +398,7 @@ local function create_task(now, a, i)
   local ikey, spec = opt(a[i + 7]), a[i + 9]
   local seq = next_seq()
   local status = 'pending'
-  if tonumber(sched) > tonumber(now) then status = 'scheduled' end
+  if num(sched) > num(now) then status = 'scheduled' end
   local k = tkey(q, id)
   -- "st" holds what the scripts read or change; the rest of the task is only in its packed
   -- spec (PackedSpec in task_codec.cc), whose own values these override. Counters and flags
@@ -384,7 +415,7 @@ local function create_task(now, a, i)
     later('ZADD', qkey(q, 'due'), sched, id)
     due_at(sched)
   else
-    ready_add(q, member(tonumber(prio), tonumber(sched), seq, id))
+    ready_add(q, member(num(prio), num(sched), seq, id))
   end
   depth(q, nil, status)
   return status
@@ -583,6 +614,20 @@ if nf > 0 then
   for j = 1, nf do allowed[ARGV[pos + j]] = true end
 end
 pos = pos + nf + 1
+-- A lease's deadline (text) for a task's timeout: now + the shorter of it and lease_ms, once a
+-- timeout a call (one call's tasks mostly share theirs).
+local DEADLINES = {}
+local function lease_deadline(timeout)
+  local d = DEADLINES[timeout]
+  if not d then
+    local span = tonumber(timeout)
+    if lease_ms and tonumber(lease_ms) < span then span = tonumber(lease_ms) end
+    d = s(now + span)
+    DEADLINES[timeout] = d
+    due_at(d)
+  end
+  return d
+end
 local chosen, dedupe, taken = {}, {}, {}
 for _, q in ipairs(queues) do
   local rk = qkey(q, 'ready')
@@ -652,18 +697,14 @@ for j = 1, math.min(#chosen, want) do
       spec = redis.call('HGET', k, 'spec')
     end
   end
-  local span = tonumber(h.timeout)
-  if lease_ms and tonumber(lease_ms) < span then span = tonumber(lease_ms) end
-  local deadline = now + span
-  h.token = s(tonumber(h.token or '0') + 1)
-  h.attempts = s(tonumber(h.attempts or '0') + 1)
-  h.status, h.lease, h.astart, h.deadline, h.worker = 'running', lease_id, ARGV[2], s(deadline),
+  local deadline = lease_deadline(h.timeout)
+  h.token, h.attempts = plus1(h.token), plus1(h.attempts)
+  h.status, h.lease, h.astart, h.deadline, h.worker = 'running', lease_id, ARGV[2], deadline,
     worker
-  h.ver, h.updated, h.next = s(tonumber(h.ver) + 1), ARGV[2], ''
+  h.ver, h.updated, h.next = plus1(h.ver), ARGV[2], ''
   local st = write_task(k, h)
   later('ZREM', qkey(q, 'ready'), m)
   later('ZADD', qkey(q, 'leases'), deadline, id)
-  due_at(deadline)
   if h.ikey then
     redis.call('DEL', P .. 'idem:' .. h.ikey)
     redis.call('HSET', P .. 'idem:' .. h.ikey, 'state', 'running', 'task', id)
@@ -713,9 +754,8 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
     redis.call('HINCRBY', P .. 'fast', h.type, -1)
     h.infast = '0'
   end
-  attempt_record_of(h, id, now, 'succeeded', '-', http, excerpt)
   h.status, h.result, h.next, h.lease = 'succeeded', opt(result), nil, nil
-  h.ver, h.updated = s(tonumber(h.ver) + 1), now
+  h.ver, h.updated = plus1(h.ver), now
   later('ZREM', qkey(q, 'leases'), id)
   drop_lease_key(lease_id)
   if h.ikey then
@@ -725,7 +765,9 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
     wake(q)
   end
   depth(q, 'running', 'succeeded')
-  record_state_of(h, id)
+  -- The attempt's record and the task's state after it, as one (kAckedRecordFields, scripts.h).
+  record(cmsgpack.pack('acked', id, h.ver, h.attempts, h.worker or '', h.astart or now, now,
+                       opt(http), opt(excerpt), h.result, h.retry, h.lerr, h.dedup, h.fastused))
   -- The task ends: its hash goes, so nothing else of it needs writing.
   later('HSET', P .. 'ended', id, 'succeeded\t' .. h.chash)
   later('HDEL', P .. 'ids', id)

@@ -44,19 +44,27 @@ inline constexpr std::array<const char*, 27> kLiveFields = {
     "status", "ver",     "updated", "next",     "token",  "attempts", "retry",   "lerr",   "result",
     "dedup",  "fastused", "infast", "lease",    "astart", "deadline", "worker",  "payload", "maxr"};
 
-// The records the scripts write most (an ack's, a failure's) go to the outbox packed: each the
-// msgpack values (cmsgpack.pack) of its kind ("state" or "attempt") and then these fields, in this
-// order, with no names; nil or false = none. A field `m` of an entry holds such records one after
-// another; task_codec.cc reads them back under these names (AppendPackedRecords). Both lists are
-// also the names the JSON records use. A state record's fields after the task id are the hash
-// fields that change after a task is made (record_state_of in Lua); '' is none there too ('next'
-// after a lease: cheaper than an HDEL). A lease's state record is made by its process from the
-// lease's reply instead (StateRecordOf), under the same names.
+// The records the scripts write most (a failure's; an ack's as one, kAckedRecordFields below) go to
+// the outbox packed: each the msgpack values (cmsgpack.pack) of its kind ("state" or "attempt") and
+// then these fields, in this order, with no names; nil or false = none. A field `m` of an entry
+// holds such records one after another; task_codec.cc reads them back under these names
+// (AppendPackedRecords). Both lists are also the names the JSON records use. A state record's
+// fields after the task id are the hash fields that change after a task is made (record_state_of in
+// Lua); '' is none there too ('next' after a lease: cheaper than an HDEL). A lease's state record
+// is made by its process from the lease's reply instead (StateRecordOf), under the same names.
 inline constexpr std::array<const char*, 12> kStateRecordFields = {
     "id",      "ver",    "status", "retry", "attempts", "updated",
     "next",    "lerr",   "result", "dedup", "fastused", "infast"};
 inline constexpr std::array<const char*, 9> kAttemptRecordFields = {
     "task_id", "attempt", "worker", "started", "finished", "outcome", "error", "http", "excerpt"};
+// An ack's two records as one ("acked"): the attempt that succeeded and the task's state after
+// it, the values they share packed once and the ones an ack fixes (status and outcome
+// succeeded, no next, error or fast retry) not at all. task_codec.cc reads it back as the
+// attempt record and then the state record. One pack of 13 values instead of two of 22: each
+// value costs cmsgpack.pack a Lua string of its own (docs/benchmarks.md, twenty-first round).
+inline constexpr std::array<const char*, 13> kAckedRecordFields = {
+    "id",     "ver",    "attempts", "worker", "started", "finished", "http",
+    "excerpt", "result", "retry",    "lerr",   "dedup",   "fastused"};
 
 // The full source of a script (the shared helpers prepended).
 const std::string& ScriptSource(Script script);

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include <msgpuck.h>
 
@@ -403,14 +404,60 @@ void AppendRecordsFromJson(const std::string& text, std::vector<Fields>& records
   }
 }
 
+// An "acked" record's values (kAckedRecordFields, after its kind) as the two records it stands
+// for: the attempt that succeeded, then the task's state after it. Each pair: a field of the
+// record made, the acked field it takes.
+using Rename = std::pair<const char*, const char*>;
+constexpr std::array<Rename, 7> kAttemptOfAcked = {{{"task_id", "id"},
+                                                   {"attempt", "attempts"},
+                                                   {"worker", "worker"},
+                                                   {"started", "started"},
+                                                   {"finished", "finished"},
+                                                   {"http", "http"},
+                                                   {"excerpt", "excerpt"}}};
+constexpr std::array<Rename, 9> kStateOfAcked = {{{"id", "id"},
+                                                 {"ver", "ver"},
+                                                 {"retry", "retry"},
+                                                 {"attempts", "attempts"},
+                                                 {"updated", "finished"},
+                                                 {"lerr", "lerr"},
+                                                 {"result", "result"},
+                                                 {"dedup", "dedup"},
+                                                 {"fastused", "fastused"}}};
+void AppendAckedRecords(const char*& p, const char* end, std::vector<Fields>& records) {
+  Fields acked;
+  for (const char* name : kAckedRecordFields) {
+    if (std::optional<std::string> value = PackedValue(p, end)) acked[name] = std::move(*value);
+  }
+  // An attempt keeps a '' (its worker); a state's '' is none, as in their own packed records.
+  auto take = [&acked](Fields& to, std::span<const Rename> renames, bool empty_is_none) {
+    for (const auto& [name, from] : renames) {
+      auto it = acked.find(from);
+      if (it != acked.end() && !(empty_is_none && it->second.empty())) to[name] = it->second;
+    }
+  };
+  Fields& attempt = records.emplace_back();
+  attempt["kind"] = "attempt";
+  attempt["outcome"] = "succeeded";
+  take(attempt, kAttemptOfAcked, false);
+  Fields& state = records.emplace_back();
+  state["kind"] = "state";
+  state["status"] = "succeeded";
+  take(state, kStateOfAcked, true);
+}
+
 // Field 'm' of an entry: packed records one after another, each its kind and then the values
-// of kStateRecordFields or kAttemptRecordFields (scripts.h). A state record's '' is none too.
-// (msgpuck reads the values; the framing by kind is the scripts' own.)
+// of kStateRecordFields, kAttemptRecordFields or kAckedRecordFields (scripts.h). A state
+// record's '' is none too. (msgpuck reads the values; the framing by kind is the scripts' own.)
 void AppendPackedRecords(const std::string& packed, std::vector<Fields>& records) {
   const char* p = packed.data();
   const char* end = p + packed.size();
   while (p < end) {
     const std::optional<std::string> kind = PackedValue(p, end);
+    if (kind == "acked") {
+      AppendAckedRecords(p, end, records);
+      continue;
+    }
     const bool state = kind == "state";
     if (!state && kind != "attempt") throw std::runtime_error("outbox packed record of no kind");
     std::span<const char* const> names = state ? std::span<const char* const>(kStateRecordFields)

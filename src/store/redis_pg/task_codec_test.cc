@@ -241,6 +241,32 @@ TEST(PackedTask, PackedRecordsBecomeTheRowsTheirJsonFormWould) {
   EXPECT_EQ(batch.attempts_copy, "t-1\t1\tw\\t1\t10\t12\tfailed\t{\"e\":1}\t503\t\\N\n");
 }
 
+// An ack's one packed record ("acked") reads as the attempt that succeeded and then the task's
+// state after it: the rows the two records it replaced gave, the shared values in both.
+TEST(PackedTask, AnAckedRecordBecomesItsAttemptAndItsState) {
+  Packed packed;
+  // id ver attempts worker started finished http excerpt result retry lerr dedup fastused
+  packed.S("acked").S("t-1").S("4").S("2").S("w\t1").S("10").S("12").S("200").S("ok").S("{}")
+      .S("1").S("bad\nline").Nil().S("1");
+  packed.S("acked").S("t-2").S("2").S("1").S("").S("20").U(25).Nil().Nil().Nil().Nil().Nil()
+      .Nil().Nil();
+  std::vector<Fields> records = RecordsFromFlat(Flat({"m", packed.bytes()}));
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[0].at("kind"), "attempt");
+  EXPECT_EQ(records[1].at("kind"), "state");
+  EXPECT_EQ(records[3].at("updated"), "25");
+  EXPECT_EQ(records[3].count("retry"), 0u);
+  RecordBatch first = BuildRecordBatch({records[0], records[1]});
+  EXPECT_EQ(first.states_copy, "t-1\t4\tsucceeded\t1\t2\t12\t\\N\tbad\\nline\t{}\tf\t1\tf\n");
+  EXPECT_EQ(first.attempts_copy, "t-1\t2\tw\\t1\t10\t12\tsucceeded\t\\N\t200\tok\n");
+  RecordBatch second = BuildRecordBatch({records[2], records[3]});
+  EXPECT_EQ(second.states_copy, "t-2\t2\tsucceeded\t0\t1\t25\t\\N\t\\N\t\\N\tf\t0\tf\n");
+  EXPECT_EQ(second.attempts_copy, "t-2\t1\t\t20\t25\tsucceeded\t\\N\t\\N\t\\N\n");
+  Packed cut;  // one value short: an error, not a read past its end
+  cut.S("acked").S("t-1").S("4").S("2").S("w").S("10").S("12").Nil().Nil().Nil().Nil().Nil().Nil();
+  EXPECT_THROW(RecordsFromFlat(Flat({"m", cut.bytes()})), std::runtime_error);
+}
+
 // A damaged 'm' costs its entry an error (set aside by the recorder), never a read past its end.
 TEST(PackedTask, PackedRecordsThatCannotBeReadSaySo) {
   Packed whole;
