@@ -202,10 +202,10 @@ void Recorder::Loop() {
       std::lock_guard lock(mu_);
       error_ = error;
       ok_ = error.empty();
-      if (error.empty()) leased_dropped_ = false;
       // Not copied (PostgreSQL away, or no row yet): ahead of the ones held since, for the next
       // copy; a change still without a row after kLeasedRowWait goes.
       if (error.empty()) {
+        leased_dropped_ = false;
         const auto now = std::chrono::steady_clock::now();
         std::erase_if(leased, [&](const HeldState& h) { return now - h.since > kLeasedRowWait; });
       }

@@ -37,11 +37,11 @@ Fields FieldsFromFlat(const RedisReply& flat);
 // The values of `names` (HMGET's answer, nil = the hash lacks that field) as a map, its packed
 // fields and spec unpacked.
 Fields FieldsFromValues(std::span<const RedisReply> values, std::span<const char* const> names);
-// The records of one outbox entry, in order: fields "j", each a JSON array of flat
-// [name, value, ...] arrays, "m", packed state and attempt records one after another (see
-// kStateRecordFields), and new tasks as "t" ("seq\tstatus") then "s" (the packed spec); a
-// submit's entry starts with "o" (its process). Entries written before that: a field each, every
-// record starting at its "kind".
+// The records of one outbox entry, in order: fields "j", each a JSON array of flat [name, value,
+// ...] arrays, "m", packed state, attempt and acked records one after another (see
+// kStateRecordFields; an acked record reads as its attempt and state), and new tasks as "t"
+// ("seq\tstatus") then "s" (the packed spec); a submit's entry starts with "o" (its process).
+// Entries written before that: a field each, every record starting at its "kind".
 std::vector<Fields> RecordsFromFlat(const RedisReply& flat);
 // The record of a new task from its entry's "t" (`meta`: "seq\tstatus") and "s" (its packed
 // spec) values: what RecordsFromFlat reads of them.
