@@ -52,11 +52,11 @@ boost::asio::awaitable<core::Result<T>> Await(Start&& start) {
   co_return result;
 }
 
-// Starts n operations at once (so a batch shares the store's group commit) and suspends
-// until all have answered; results come back in order.
+// Starts n operations with one call, `start(callbacks)` (callbacks[i] answers operation i), and
+// suspends until all have answered; results come back in order.
 template <class T>
-boost::asio::awaitable<std::vector<core::Result<T>>> AwaitAll(
-    size_t n, std::function<void(size_t, store::Callback<T>)> start) {
+boost::asio::awaitable<std::vector<core::Result<T>>> AwaitEach(
+    size_t n, std::function<void(std::vector<store::Callback<T>>)> start) {
   using All = std::vector<core::Result<T>>;
   auto gather = [n, &start](store::Callback<All> done) {
     struct Gather {
@@ -70,8 +70,10 @@ boost::asio::awaitable<std::vector<core::Result<T>>> AwaitAll(
     g->left = n;
     g->done = std::move(done);
     if (n == 0) return g->done(All());
+    std::vector<store::Callback<T>> callbacks;
+    callbacks.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      start(i, [g, i](core::Result<T> r) {
+      callbacks.push_back([g, i](core::Result<T> r) {
         std::unique_lock lock(g->mu);
         g->results[i] = std::move(r);
         if (--g->left != 0) return;
@@ -79,6 +81,7 @@ boost::asio::awaitable<std::vector<core::Result<T>>> AwaitAll(
         g->done(std::move(g->results));
       });
     }
+    start(std::move(callbacks));
   };
   core::Result<All> all = co_await Await<All>(gather);
   co_return std::move(*all);

@@ -37,9 +37,13 @@ Awaitable HandleAck(RouteContext& ctx, const Request& req) {
 Awaitable HandleAckBatch(RouteContext& ctx, const Request& req) {
   Result<std::vector<AckItem>> items = DecodeAckBatch(req.body);
   if (!items) co_return ErrorResponse(items.error());
+  // One hand-over for the whole batch: the store then takes it in one go (Store::AckBatch).
+  std::vector<engine::AckParams> acks;
+  acks.reserve(items->size());
+  for (const AckItem& item : *items) acks.push_back({item.lease_id, item.result});
   std::vector<Result<Unit>> acked =
-      co_await AwaitAll<Unit>(items->size(), [&](size_t i, Callback<Unit> done) {
-        ctx.engine.Ack((*items)[i].lease_id, std::move((*items)[i].result), std::move(done));
+      co_await AwaitEach<Unit>(items->size(), [&](std::vector<Callback<Unit>> done) {
+        ctx.engine.AckBatch(std::move(acks), std::move(done));
       });
   Response response;
   response.body = AckResultsBody(*items, acked);

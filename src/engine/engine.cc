@@ -39,6 +39,10 @@ void Engine::Ack(std::string lease_id, std::optional<std::string> result,
   impl_->Ack(std::move(lease_id), std::move(result), std::move(detail), std::move(done));
 }
 
+void Engine::AckBatch(std::vector<AckParams> acks, std::vector<Callback<Unit>> done) {
+  impl_->AckBatch(std::move(acks), std::move(done));
+}
+
 void Engine::Fail(FailParams params, Callback<FailResult> done) {
   impl_->Fail(std::move(params), std::move(done));
 }

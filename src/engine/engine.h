@@ -50,6 +50,11 @@ struct LeaseParams {
   std::optional<Millis> lease_ms;
 };
 
+struct AckParams {
+  std::string lease_id;
+  std::optional<std::string> result;  // JSON value
+};
+
 struct FailParams {
   std::string lease_id;
   std::string error;  // JSON object {"type","message","stack"?}
@@ -96,6 +101,8 @@ class Engine {
   // The same, keeping what the attempt saw (a webhook delivery's HTTP status and excerpt).
   void Ack(std::string lease_id, std::optional<std::string> result, store::AttemptDetail detail,
            Callback<Unit> done);
+  // A worker's batch of acks, handed to the store together; done[i] answers acks[i].
+  void AckBatch(std::vector<AckParams> acks, std::vector<Callback<Unit>> done);
   void Fail(FailParams params, Callback<FailResult> done);
   void Extend(std::string lease_id, Millis extend_ms, Callback<Millis> done);
   void Heartbeat(WorkerHeartbeat heartbeat);

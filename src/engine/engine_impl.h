@@ -62,6 +62,7 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
   }
   void Ack(std::string lease_id, std::optional<std::string> result, store::AttemptDetail detail,
            Callback<Unit> done);
+  void AckBatch(std::vector<AckParams> acks, std::vector<Callback<Unit>> done);
   void SubmitEvent(store::EventRecord event, std::vector<store::NewDelivery> deliveries,
                    Callback<store::EventSubmitOutcome> done);
   void AddDeliveries(std::string source, std::string event_id,
@@ -90,6 +91,10 @@ class Engine::Impl : public std::enable_shared_from_this<Impl> {
   Millis Now() const { return clock_.Now(); }
 
  private:
+  store::AckRequest AckRequestFor(std::string lease_id, std::optional<std::string> result,
+                                  store::AttemptDetail detail, Millis now) const;
+  // Counts a finished ack and wakes what it released, then answers `done`.
+  Callback<store::AttemptReport> OnAcked(Millis now, Callback<Unit> done);
   void TryLease(std::shared_ptr<const LeaseParams> params, SteadyTime deadline,
                 Callback<std::vector<store::Lease>> done);
   void OnLeased(const std::vector<store::Lease>& leases, Millis now);

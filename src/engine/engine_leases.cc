@@ -259,14 +259,39 @@ void Engine::Impl::OnLeased(const std::vector<store::Lease>& leases, Millis now)
 
 void Engine::Impl::Ack(std::string lease_id, std::optional<std::string> result,
                        store::AttemptDetail detail, Callback<Unit> done) {
+  const Millis now = clock_.Now();
+  store_.Ack(AckRequestFor(std::move(lease_id), std::move(result), std::move(detail), now),
+             OnAcked(now, std::move(done)));
+}
+
+void Engine::Impl::AckBatch(std::vector<AckParams> acks, std::vector<Callback<Unit>> done) {
+  const Millis now = clock_.Now();
+  std::vector<store::AckRequest> requests;
+  std::vector<Callback<store::AttemptReport>> answers;
+  requests.reserve(acks.size());
+  answers.reserve(acks.size());
+  for (size_t i = 0; i < acks.size(); ++i) {
+    requests.push_back(
+        AckRequestFor(std::move(acks[i].lease_id), std::move(acks[i].result), {}, now));
+    answers.push_back(OnAcked(now, std::move(done[i])));
+  }
+  store_.AckBatch(std::move(requests), std::move(answers));
+}
+
+store::AckRequest Engine::Impl::AckRequestFor(std::string lease_id,
+                                              std::optional<std::string> result,
+                                              store::AttemptDetail detail, Millis now) const {
   store::AckRequest request;
   request.lease_id = std::move(lease_id);
   request.result = std::move(result);
   request.detail = std::move(detail);
-  request.now = clock_.Now();
+  request.now = now;
   request.idempotency_ttl = config_.idempotency_ttl;
-  store_.Ack(std::move(request), [self = shared_from_this(), now = request.now,
-                                  done](Result<store::AttemptReport> report) {
+  return request;
+}
+
+Callback<store::AttemptReport> Engine::Impl::OnAcked(Millis now, Callback<Unit> done) {
+  return [self = shared_from_this(), now, done](Result<store::AttemptReport> report) {
     if (!report) return done(report.error());
     const auto& spec = report->task.spec;
     self->metrics_.Inc(metric::kOutcomes,
@@ -277,7 +302,7 @@ void Engine::Impl::Ack(std::string lease_id, std::optional<std::string> result,
     // Siblings with the same idempotency_key may now complete as deduplicated.
     if (spec.idempotency_key) self->WakeQueue(spec.queue);
     done(Unit{});
-  });
+  };
 }
 
 }  // namespace madeira::engine

@@ -248,6 +248,12 @@ class Store {
 
   // kLeaseLost unless lease_id is the task's current lease and the task is running.
   virtual void Ack(AckRequest request, Callback<AttemptReport> done) = 0;
+  // A worker's batch of acks (done[i] answers requests[i], each alone): a store that groups
+  // what is queued takes them together rather than as they trickle in one by one.
+  virtual void AckBatch(std::vector<AckRequest> requests,
+                        std::vector<Callback<AttemptReport>> done) {
+    for (size_t i = 0; i < requests.size(); ++i) Ack(std::move(requests[i]), std::move(done[i]));
+  }
   virtual void Fail(FailRequest request, RetryDecider decide, Callback<AttemptReport> done) = 0;
   // New deadline = min(now + extend_ms, attempt start + timeout_ms).
   virtual void Extend(ExtendRequest request, Callback<Millis> done) = 0;

@@ -60,6 +60,40 @@ TEST_P(StoreConformance, AckIsFencedByTheCurrentLease) {
   EXPECT_EQ(Get("a").result, R"({"ok":true})");
 }
 
+TEST_P(StoreConformance, AckBatchAnswersEachAckAlone) {
+  SubmitAll({Spec("a"), Spec("b")});
+  LeaseBatch batch = LeaseFrom({"q"}, 2);
+  ASSERT_EQ(batch.leases.size(), 2u);
+  // a, b, a again (already acked by then: lost), and an id no lease ever had.
+  std::vector<std::string> ids = {batch.leases[0].lease_id, batch.leases[1].lease_id,
+                                  batch.leases[0].lease_id, "no-such-lease"};
+  std::vector<AckRequest> requests;
+  std::vector<std::future<Result<AttemptReport>>> answers;
+  std::vector<Callback<AttemptReport>> done;
+  for (const std::string& id : ids) {
+    AckRequest r;
+    r.lease_id = id;
+    r.result = R"({"ok":true})";
+    r.now = kT0 + 1;
+    requests.push_back(r);
+    auto promise = std::make_shared<std::promise<Result<AttemptReport>>>();
+    answers.push_back(promise->get_future());
+    done.push_back([promise](Result<AttemptReport> r) { promise->set_value(std::move(r)); });
+  }
+  store().AckBatch(std::move(requests), std::move(done));
+  std::vector<Result<AttemptReport>> got;
+  for (auto& a : answers) got.push_back(a.get());
+  ASSERT_TRUE(got[0].has_value());
+  ASSERT_TRUE(got[1].has_value());
+  EXPECT_EQ(got[0]->task.spec.task_id, batch.leases[0].task.spec.task_id);
+  EXPECT_EQ(got[1]->task.spec.task_id, batch.leases[1].task.spec.task_id);
+  EXPECT_EQ(got[2].error().code, core::ErrorCode::kLeaseLost);
+  EXPECT_EQ(got[3].error().code, core::ErrorCode::kLeaseLost);
+  EXPECT_EQ(Get("a").status, TaskStatus::kSucceeded);
+  EXPECT_EQ(Get("b").status, TaskStatus::kSucceeded);
+  EXPECT_EQ(AttemptsOf("a").size(), 1u);
+}
+
 TEST_P(StoreConformance, ExtendNeverPassesTimeoutNorShortens) {
   core::TaskSpec s = Spec("a");
   s.timeout_ms = 10'000;

@@ -24,6 +24,10 @@ class ForwardingStore : public Store {
   void Ack(AckRequest request, Callback<AttemptReport> done) override {
     inner_.Ack(std::move(request), std::move(done));
   }
+  void AckBatch(std::vector<AckRequest> requests,
+                std::vector<Callback<AttemptReport>> done) override {
+    inner_.AckBatch(std::move(requests), std::move(done));
+  }
   void Fail(FailRequest request, RetryDecider decide, Callback<AttemptReport> done) override {
     inner_.Fail(std::move(request), std::move(decide), std::move(done));
   }

@@ -229,13 +229,17 @@ class RedisPgStore final : public Store {
         });
   }
   void Ack(AckRequest request, Callback<AttemptReport> done) override {
-    RedisCall call = redis_pg::AckCall(request);
-    Pipelined<AttemptReport>(
-        true, std::move(call),
-        [request = std::move(request)](const RedisReply& r) {
-          return redis_pg::AckReply(request, r);
-        },
-        std::move(done));
+    Push(AckOp(std::move(request), std::move(done)));
+  }
+  // Queued at once, so the store thread merges the whole batch into its next script call.
+  void AckBatch(std::vector<AckRequest> requests,
+                std::vector<Callback<AttemptReport>> done) override {
+    std::vector<std::unique_ptr<Op>> ops;
+    ops.reserve(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      ops.push_back(AckOp(std::move(requests[i]), std::move(done[i])));
+    }
+    PushAll(std::move(ops));
   }
   void Fail(FailRequest request, RetryDecider decide, Callback<AttemptReport> done) override {
     Blocking<AttemptReport>(true, std::move(done),
@@ -559,22 +563,39 @@ class RedisPgStore final : public Store {
     op->set_ready_now(std::move(ready_now));
     Push(std::move(op));
   }
+  static std::unique_ptr<Op> AckOp(AckRequest request, Callback<AttemptReport> done) {
+    RedisCall call = redis_pg::AckCall(request);
+    return std::make_unique<TypedOp<AttemptReport>>(
+        true, std::move(call),
+        [request = std::move(request)](const RedisReply& r) {
+          return redis_pg::AckReply(request, r);
+        },
+        std::move(done));
+  }
   template <typename T>
   void Blocking(bool writes, Callback<T> done, typename TypedOp<T>::Body body) {
     Push(std::make_unique<TypedOp<T>>(writes, std::move(body), std::move(done)));
   }
 
   void Push(std::unique_ptr<Op> op) {
+    std::vector<std::unique_ptr<Op>> one;
+    one.push_back(std::move(op));
+    PushAll(std::move(one));
+  }
+  // The store thread takes all of `ops` in one turn, or none of them.
+  void PushAll(std::vector<std::unique_ptr<Op>> ops) {
     {
       std::lock_guard lock(mu_);
       if (!closed_) {
-        queue_.push_back(std::move(op));
+        for (auto& op : ops) queue_.push_back(std::move(op));
         wake_.notify_one();
         return;
       }
     }
-    op->Abort(Unavailable("redis-pg store is closed"));
-    op->Deliver();
+    for (auto& op : ops) {
+      op->Abort(Unavailable("redis-pg store is closed"));
+      op->Deliver();
+    }
   }
 
   // Runs the queued operations, batch after batch. A batch of script calls only is sent at once
