@@ -8,7 +8,7 @@ CMAKE_GEN  := -G Ninja
 # ccache caches precompiled-header builds only with these relaxed checks.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: deps deps-test build run test unit asan integration integration-redis-pg console-test sdk-test fuzz fuzz-short bench bench-peers clean format demo
+.PHONY: deps deps-test build run test unit asan integration integration-redis-pg console-test sdk-test fuzz fuzz-short bench bench-peers clean format format-check demo
 SDKS       ?= python go node java
 
 deps:
@@ -33,6 +33,7 @@ run: build
 # tests get a private Redis and PostgreSQL (scripts/test-services.sh; ctest starts them through
 # a fixture), so `make test` and `make unit` always run them.
 test: deps-test $(BUILD)/build.ninja
+	$(MAKE) format-check
 	cmake --build $(BUILD) -j $(JOBS)
 	@ln -sf $(BUILD)/compile_commands.json compile_commands.json
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -134,8 +135,13 @@ bench-peers: deps-test
 	  --into docs/benchmarks.md
 	@echo "bench-peers: tables written into docs/benchmarks.md$(if $(wildcard $(BENCH_JSON)),, (no $(BENCH_JSON): Madeira's a and b rows missing))"
 
+# One clang-format version for everyone: another one lays some lines out differently.
+CLANG_FORMAT ?= clang-format-14
 format:
-	git ls-files '*.cc' '*.h' | xargs clang-format -i
+	git ls-files '*.cc' '*.h' | xargs $(CLANG_FORMAT) -i
+
+format-check:
+	git ls-files '*.cc' '*.h' | xargs $(CLANG_FORMAT) --dry-run --Werror
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(BENCH_BUILD)

@@ -9,7 +9,8 @@ build_pkgs=(
 )
 # redis-server/postgresql: private instances for the redis-pg store tests (scripts/test-services.sh).
 # chromium: the console's browser tests (tests/console drive it with playwright-core over CDP).
-test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev
+# clang-format-14: `make format-check`, the first step of `make test` (the style's version).
+test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev clang-format-14
   redis-server redis-tools postgresql chromium)
 want=("${build_pkgs[@]}")
 [ "${1:-}" = "--test" ] && want+=("${test_pkgs[@]}")

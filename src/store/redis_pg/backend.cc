@@ -107,7 +107,8 @@ const std::string& UpsertTasksSql() {
       "WITH spec AS (INSERT INTO tasks (" + PgSpecColumns() + ") SELECT " + PgSpecColumns() +
       " FROM record_tasks ON CONFLICT (task_id) DO UPDATE SET " + PgSpecAssignments("EXCLUDED") +
       " WHERE tasks.ver < EXCLUDED.ver) "
-      "INSERT INTO task_states (" + PgStateColumns() + ", seq) SELECT " + PgStateColumns() +
+      "INSERT INTO task_states (" +
+      PgStateColumns() + ", seq) SELECT " + PgStateColumns() +
       ", seq FROM record_tasks ON CONFLICT (task_id) DO UPDATE SET " +
       PgStateAssignments("EXCLUDED") + " WHERE task_states.ver < EXCLUDED.ver";
   return sql;
@@ -151,8 +152,7 @@ const std::string& InsertAttemptsSql() {
 // a plain query would get, and PostgreSQL plans them again when the tables' statistics change.
 const std::string& RecordTablesSql() {
   static const std::string sql =
-      "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks AS SELECT " +
-      PgTaskColumns() +
+      "CREATE TEMPORARY TABLE IF NOT EXISTS record_tasks AS SELECT " + PgTaskColumns() +
       " FROM task_rows WITH NO DATA; "
       "CREATE TEMPORARY TABLE IF NOT EXISTS record_states AS SELECT " +
       PgStateColumns() +
@@ -499,9 +499,8 @@ std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entri
   // What is left of `held` once its copy is committed: the changes that found no row.
   auto keep_deferred = [&](const std::set<std::string>& deferred) {
     if (held == nullptr) return;
-    std::erase_if(*held, [&](const HeldState& h) {
-      return deferred.count(h.record.at("id")) == 0;
-    });
+    std::erase_if(*held,
+                  [&](const HeldState& h) { return deferred.count(h.record.at("id")) == 0; });
   };
   if (all_readable) {
     try {

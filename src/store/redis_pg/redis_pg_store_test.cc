@@ -662,8 +662,8 @@ TEST(RedisPgStore, TasksWrittenBeforeTheirFieldsWerePackedStillWork) {
   for (const char* id : {"work", "drop", "later"}) UnpackTaskHash(admin, prefix + id);
   EXPECT_TRUE(keys("work").contains("status"));
 
-  auto promoted = Await<std::vector<std::string>>(
-      [&](auto done) { store.PromoteDue(kT0 + 1'000, done); });
+  auto promoted =
+      Await<std::vector<std::string>>([&](auto done) { store.PromoteDue(kT0 + 1'000, done); });
   ASSERT_TRUE(promoted);
   EXPECT_EQ(keys("later"), packed);
   auto cancelled = Await<core::Task>([&](auto done) { store.Cancel("drop", kT0 + 1, done); });
@@ -1220,9 +1220,9 @@ TEST(RedisPgStore, ALeaseReachesTheRecordFromItsProcessNotTheOutbox) {
     redis_pg::PgResult r = pg.Exec(
         "SELECT ver, status, attempts, next_attempt_at IS NULL FROM task_rows WHERE task_id = $1",
         {id});
-    return r.Rows() == 0 ? std::string("none")
-                         : r.Text(0, 0) + " " + r.Text(0, 1) + " " + r.Text(0, 2) + " " +
-                               r.Text(0, 3);
+    return r.Rows() == 0
+               ? std::string("none")
+               : r.Text(0, 0) + " " + r.Text(0, 1) + " " + r.Text(0, 2) + " " + r.Text(0, 3);
   };
   SearchQuery running;
   running.status = core::TaskStatus::kRunning;

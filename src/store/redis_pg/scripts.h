@@ -40,9 +40,9 @@ inline constexpr int kScriptCount = 18;
 // layout"). Hashes written field by field (by an older Madeira) are read whole and packed by
 // their next change; the names are the fields they had.
 inline constexpr std::array<const char*, 27> kLiveFields = {
-    "type",   "queue",   "pv",      "timeout",  "prio",   "chash",   "ikey",     "seq",    "ready",
-    "status", "ver",     "updated", "next",     "token",  "attempts", "retry",   "lerr",   "result",
-    "dedup",  "fastused", "infast", "lease",    "astart", "deadline", "worker",  "payload", "maxr"};
+    "type",   "queue",    "pv",      "timeout", "prio",   "chash",    "ikey",   "seq",     "ready",
+    "status", "ver",      "updated", "next",    "token",  "attempts", "retry",  "lerr",    "result",
+    "dedup",  "fastused", "infast",  "lease",   "astart", "deadline", "worker", "payload", "maxr"};
 
 // The records the scripts write most (a failure's; an ack's as one, kAckedRecordFields below) go to
 // the outbox packed: each the msgpack values (cmsgpack.pack) of its kind ("state" or "attempt") and
@@ -53,8 +53,8 @@ inline constexpr std::array<const char*, 27> kLiveFields = {
 // Lua); '' is none there too ('next' after a lease: cheaper than an HDEL). A lease's state record
 // is made by its process from the lease's reply instead (StateRecordOf), under the same names.
 inline constexpr std::array<const char*, 12> kStateRecordFields = {
-    "id",      "ver",    "status", "retry", "attempts", "updated",
-    "next",    "lerr",   "result", "dedup", "fastused", "infast"};
+    "id",   "ver",  "status", "retry", "attempts", "updated",
+    "next", "lerr", "result", "dedup", "fastused", "infast"};
 inline constexpr std::array<const char*, 9> kAttemptRecordFields = {
     "task_id", "attempt", "worker", "started", "finished", "outcome", "error", "http", "excerpt"};
 // An ack's two records as one ("acked"): the attempt that succeeded and the task's state after
@@ -63,7 +63,7 @@ inline constexpr std::array<const char*, 9> kAttemptRecordFields = {
 // attempt record and then the state record. One pack of 13 values instead of two of 22: each
 // value costs cmsgpack.pack a Lua string of its own (docs/benchmarks.md, twenty-first round).
 inline constexpr std::array<const char*, 13> kAckedRecordFields = {
-    "id",     "ver",    "attempts", "worker", "started", "finished", "http",
+    "id",      "ver",    "attempts", "worker", "started", "finished", "http",
     "excerpt", "result", "retry",    "lerr",   "dedup",   "fastused"};
 
 // The full source of a script (the shared helpers prepended).

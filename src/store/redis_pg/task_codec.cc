@@ -1,5 +1,7 @@
 #include "store/redis_pg/task_codec.h"
 
+#include <msgpuck.h>
+
 #include <algorithm>
 #include <array>
 #include <boost/json.hpp>
@@ -7,8 +9,6 @@
 #include <map>
 #include <stdexcept>
 #include <utility>
-
-#include <msgpuck.h>
 
 #include "core/json_text.h"
 #include "store/redis_pg/scripts.h"
@@ -120,9 +120,9 @@ constexpr std::array<TaskColumn, 12> kStateColumns = {
 // The columns of `tasks` (migration 6): the ones a task is made with, written again only by a
 // full row (a replay's edit), and ver, the version of the full row they were last written from.
 constexpr std::array<TaskColumn, 16> kSpecColumns = {
-    kTaskId, kSeq, kVer, kQueue, kTaskType, kPayloadVersion, kPayload, kScheduleTime,
-    kTimeoutMs, kMaxRetries, kPriority, kTraceId, kIdempotencyKey, kContentHash, kCreatedAt,
-    kOwner};
+    kTaskId,         kSeq,          kVer,       kQueue,      kTaskType, kPayloadVersion,
+    kPayload,        kScheduleTime, kTimeoutMs, kMaxRetries, kPriority, kTraceId,
+    kIdempotencyKey, kContentHash,  kCreatedAt, kOwner};
 // Every column is in exactly one of the two tables, but task_id and ver, which are in both.
 constexpr bool SplitsEveryColumnOnce() {
   for (size_t c = 0; c < kTaskColumnCount; ++c) {
@@ -409,21 +409,21 @@ void AppendRecordsFromJson(const std::string& text, std::vector<Fields>& records
 // record made, the acked field it takes.
 using Rename = std::pair<const char*, const char*>;
 constexpr std::array<Rename, 7> kAttemptOfAcked = {{{"task_id", "id"},
-                                                   {"attempt", "attempts"},
-                                                   {"worker", "worker"},
-                                                   {"started", "started"},
-                                                   {"finished", "finished"},
-                                                   {"http", "http"},
-                                                   {"excerpt", "excerpt"}}};
+                                                    {"attempt", "attempts"},
+                                                    {"worker", "worker"},
+                                                    {"started", "started"},
+                                                    {"finished", "finished"},
+                                                    {"http", "http"},
+                                                    {"excerpt", "excerpt"}}};
 constexpr std::array<Rename, 9> kStateOfAcked = {{{"id", "id"},
-                                                 {"ver", "ver"},
-                                                 {"retry", "retry"},
-                                                 {"attempts", "attempts"},
-                                                 {"updated", "finished"},
-                                                 {"lerr", "lerr"},
-                                                 {"result", "result"},
-                                                 {"dedup", "dedup"},
-                                                 {"fastused", "fastused"}}};
+                                                  {"ver", "ver"},
+                                                  {"retry", "retry"},
+                                                  {"attempts", "attempts"},
+                                                  {"updated", "finished"},
+                                                  {"lerr", "lerr"},
+                                                  {"result", "result"},
+                                                  {"dedup", "dedup"},
+                                                  {"fastused", "fastused"}}};
 void AppendAckedRecords(const char*& p, const char* end, std::vector<Fields>& records) {
   Fields acked;
   for (const char* name : kAckedRecordFields) {

@@ -197,7 +197,9 @@ class Packed {
   Packed& U(uint64_t n) {
     return Put(mp_sizeof_uint(n), [&](char* p) { return mp_encode_uint(p, n); });
   }
-  Packed& Nil() { return Put(mp_sizeof_nil(), [](char* p) { return mp_encode_nil(p); }); }
+  Packed& Nil() {
+    return Put(mp_sizeof_nil(), [](char* p) { return mp_encode_nil(p); });
+  }
   Packed& False() { return Bool(false); }
   Packed& True() { return Bool(true); }
   const std::string& bytes() const { return bytes_; }
@@ -221,6 +223,8 @@ class Packed {
 // '' is kept (its worker), integers read as text.
 TEST(PackedTask, PackedRecordsBecomeTheRowsTheirJsonFormWould) {
   Packed packed;
+  // One record a statement, as the scripts pack it.
+  // clang-format off
   packed.S("state").S("t-1").S("2").S("running").False().S("1").S("10").S("").False().False()
       .False().False().False();
   packed.S("attempt").S("t-1").S("1").S("w\t1").S("10").U(12).S("failed").S("{\"e\":1}").S("503")
@@ -228,8 +232,9 @@ TEST(PackedTask, PackedRecordsBecomeTheRowsTheirJsonFormWould) {
   packed.S("state").S("t-1").S("3").S("retrying").S("1").S("1").S("12").S("99").S("bad\nline")
       .Nil().Nil().S("1").S("1");
   packed.S("attempt").S("t-2").S("1").S("").S("10").S("12").S("succeeded").Nil().Nil().Nil();
-  RedisReply entry = Flat({"j", R"([["kind","state","id","t-0","ver","4","status","dead"]])", "m",
-                           packed.bytes()});
+  // clang-format on
+  RedisReply entry = Flat(
+      {"j", R"([["kind","state","id","t-0","ver","4","status","dead"]])", "m", packed.bytes()});
   std::vector<Fields> records = RecordsFromFlat(entry);
   ASSERT_EQ(records.size(), 5u);
   EXPECT_EQ(records[0].at("id"), "t-0");  // the JSON run first, as written
@@ -246,10 +251,13 @@ TEST(PackedTask, PackedRecordsBecomeTheRowsTheirJsonFormWould) {
 TEST(PackedTask, AnAckedRecordBecomesItsAttemptAndItsState) {
   Packed packed;
   // id ver attempts worker started finished http excerpt result retry lerr dedup fastused
+  // One record a statement, as the scripts pack it.
+  // clang-format off
   packed.S("acked").S("t-1").S("4").S("2").S("w\t1").S("10").S("12").S("200").S("ok").S("{}")
       .S("1").S("bad\nline").Nil().S("1");
   packed.S("acked").S("t-2").S("2").S("1").S("").S("20").U(25).Nil().Nil().Nil().Nil().Nil()
       .Nil().Nil();
+  // clang-format on
   std::vector<Fields> records = RecordsFromFlat(Flat({"m", packed.bytes()}));
   ASSERT_EQ(records.size(), 4u);
   EXPECT_EQ(records[0].at("kind"), "attempt");
@@ -270,8 +278,11 @@ TEST(PackedTask, AnAckedRecordBecomesItsAttemptAndItsState) {
 // A damaged 'm' costs its entry an error (set aside by the recorder), never a read past its end.
 TEST(PackedTask, PackedRecordsThatCannotBeReadSaySo) {
   Packed whole;
+  // One record a statement, as the scripts pack it.
+  // clang-format off
   whole.S("state").S("t-1").S("2").S("running").Nil().S("1").S("10").Nil().Nil().Nil().Nil().Nil()
       .Nil();
+  // clang-format on
   ASSERT_EQ(RecordsFromFlat(Flat({"m", whole.bytes()})).size(), 1u);
   for (size_t cut = 1; cut < whole.bytes().size(); ++cut) {
     EXPECT_THROW(RecordsFromFlat(Flat({"m", whole.bytes().substr(0, cut)})), std::runtime_error)
@@ -304,15 +315,27 @@ std::string LiveState(const std::map<std::string, std::string>& values) {
 // (a replay's payload, the lease's state), absent ones taken from the spec, '' kept.
 TEST(PackedTask, APackedStateOverItsSpecReadsAsTheLeasedTask) {
   const core::TaskSpec spec = Spec();
-  const std::string st = LiveState({{"type", spec.task_type}, {"queue", spec.queue},
-                                    {"pv", "3"}, {"timeout", "30000"}, {"prio", "3"},
-                                    {"chash", spec.content_hash}, {"seq", "41"},
-                                    {"ready", "1700000000000"}, {"status", "running"},
-                                    {"ver", "4"}, {"updated", "1700000000500"}, {"next", ""},
-                                    {"token", "2"}, {"attempts", "2"}, {"retry", "1"},
-                                    {"lerr", "{\"type\":\"boom\"}"}, {"lease", "ab~mail~t-1"},
-                                    {"astart", "1700000000500"}, {"deadline", "1700000030500"},
-                                    {"worker", "w\t1"}, {"payload", "{\"edited\":true}"}});
+  const std::string st = LiveState({{"type", spec.task_type},
+                                    {"queue", spec.queue},
+                                    {"pv", "3"},
+                                    {"timeout", "30000"},
+                                    {"prio", "3"},
+                                    {"chash", spec.content_hash},
+                                    {"seq", "41"},
+                                    {"ready", "1700000000000"},
+                                    {"status", "running"},
+                                    {"ver", "4"},
+                                    {"updated", "1700000000500"},
+                                    {"next", ""},
+                                    {"token", "2"},
+                                    {"attempts", "2"},
+                                    {"retry", "1"},
+                                    {"lerr", "{\"type\":\"boom\"}"},
+                                    {"lease", "ab~mail~t-1"},
+                                    {"astart", "1700000000500"},
+                                    {"deadline", "1700000030500"},
+                                    {"worker", "w\t1"},
+                                    {"payload", "{\"edited\":true}"}});
   static constexpr std::array<const char*, 2> kNames = {"st", "spec"};
   LiveTask live =
       TaskFromFields(FieldsFromValues(Flat({st, PackedSpec(spec, kNow)}).elements, kNames));
