@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -239,7 +240,7 @@ class RedisPgStore final : public Store {
     for (size_t i = 0; i < requests.size(); ++i) {
       ops.push_back(AckOp(std::move(requests[i]), std::move(done[i])));
     }
-    PushAll(std::move(ops));
+    PushAll(ops);
   }
   void Fail(FailRequest request, RetryDecider decide, Callback<AttemptReport> done) override {
     Blocking<AttemptReport>(true, std::move(done),
@@ -577,13 +578,9 @@ class RedisPgStore final : public Store {
     Push(std::make_unique<TypedOp<T>>(writes, std::move(body), std::move(done)));
   }
 
-  void Push(std::unique_ptr<Op> op) {
-    std::vector<std::unique_ptr<Op>> one;
-    one.push_back(std::move(op));
-    PushAll(std::move(one));
-  }
-  // The store thread takes all of `ops` in one turn, or none of them.
-  void PushAll(std::vector<std::unique_ptr<Op>> ops) {
+  void Push(std::unique_ptr<Op> op) { PushAll({&op, 1}); }
+  // The store thread takes all of `ops` (moved from) in one turn, or none of them.
+  void PushAll(std::span<std::unique_ptr<Op>> ops) {
     {
       std::lock_guard lock(mu_);
       if (!closed_) {
