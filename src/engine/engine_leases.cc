@@ -291,7 +291,8 @@ store::AckRequest Engine::Impl::AckRequestFor(std::string lease_id,
 }
 
 Callback<store::AttemptReport> Engine::Impl::OnAcked(Millis now, Callback<Unit> done) {
-  return [self = shared_from_this(), now, done](Result<store::AttemptReport> report) {
+  return [self = shared_from_this(), now,
+          done = std::move(done)](Result<store::AttemptReport> report) {
     if (!report) return done(report.error());
     const auto& spec = report->task.spec;
     self->metrics_.Inc(metric::kOutcomes,
