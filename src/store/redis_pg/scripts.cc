@@ -79,6 +79,27 @@ local function opt(v)
   if v == nil or string.byte(v) ~= PLUS then return nil end
   return string.sub(v, 2)
 end
+-- The head cmsgpack.pack writes before a string v (fixstr, str 8, str 16 or 32), made once a length
+-- a call: a script that writes a packed value with a few values changed, or of values it knows
+-- are strings or nil, writes head(v) .. v (nil: '\192') in one concatenation, where cmsgpack.pack
+-- would make a Lua string of every value and then join them (docs/benchmarks.md, twenty-fifth
+-- round).
+local HEADS = {}
+local function head(v)
+  local n = #v
+  local h = HEADS[n]
+  if not h then
+    if n < 32 then
+      h = string.char(0xa0 + n)
+    elseif n < 256 then
+      h = '\217' .. string.char(n)
+    else
+      h = string.sub(cmsgpack.pack(v), 1, n < 65536 and 3 or 5)
+    end
+    HEADS[n] = h
+  end
+  return h
+end
 -- Queue keys, made once a script call: every concatenation makes (and interns) a new string.
 local QKEYS = {}
 local function qkey(q, name)
@@ -582,15 +603,35 @@ return stored_event(ek)
 
 // ARGV: P, now, max, lease_ms?, worker, nq, queues..., nf, "type\tversion"..., lease ids (max)
 constexpr const char* kLease = R"LUA(
--- A task as a lease reads it: its fields (read_task) and its packed spec, or false for a hash
--- without one (written field by field by an older Madeira, or by madeira recover): such a
--- task is answered whole (HGETALL) once leased.
-local function read_for_lease(k)
+-- A task as a lease reads it. With a type filter: its fields (read_task), the spec read once it is
+-- taken; a hash without a packed spec (written field by field by an older Madeira, or by madeira
+-- recover) is answered whole (HGETALL) once leased.
+-- Without a filter: its st looked into only as far as a lease needs (spliced, below), not made a
+-- table. Answers st, spec, the byte offset past st's ninth value, the timeout and the idempotency
+-- key; for a hash without st (written field by field), nil and the hash whole (or nil for none).
+local unpack_limit = cmsgpack.unpack_limit
+local function peek_for_lease(k)
   local v = redis.call('HMGET', k, 'st', 'spec')
-  if v[1] then return live_of(v[1]), v[2] end
-  local h = read_by_field(k)
-  if not h then return nil, nil end
-  return h, h.spec or false
+  local st = v[1]
+  if not st then return nil, read_by_field(k) end
+  local o9, _, _, _, timeout, _, _, ikey = unpack_limit(st, 9)
+  return st, v[2], o9, timeout, ikey
+end
+-- A pending task's st as a lease leaves it, made from the old one's bytes: its values 10-15
+-- (status, ver, updated, next, token, attempts) and 22-25 (lease, astart, deadline, worker; the
+-- positions static_assert'ed in scripts.h) written anew and the rest copied as they are. The
+-- same bytes as live_of, the changes and pack_live would make, at about half of Redis's time: a
+-- table of 27 fields made and 27 values packed one Lua string each cost more than the lease's
+-- other work on a task (docs/benchmarks.md, twenty-fifth round).
+local function spliced(st, o9, lease_id, now, deadline, worker)
+  local o15, _, ver, _, _, token, attempts = unpack_limit(st, 6, o9)
+  local o21 = unpack_limit(st, 6, o15)
+  local o25 = unpack_limit(st, 4, o21)
+  local ver1, token1, attempts1, nh = plus1(ver), plus1(token), plus1(attempts), head(now)
+  return string.sub(st, 1, o9) .. '\167running' .. head(ver1) .. ver1 .. nh .. now .. '\160' ..
+    head(token1) .. token1 .. head(attempts1) .. attempts1 .. string.sub(st, o15 + 1, o21) ..
+    head(lease_id) .. lease_id .. nh .. now .. head(deadline) .. deadline .. head(worker) ..
+    worker .. string.sub(st, o25 + 1)
 end
 local now = tonumber(ARGV[2])
 local want = tonumber(ARGV[3])
@@ -639,15 +680,22 @@ for _, q in ipairs(queues) do
     for _, m in ipairs(ms) do
       if found >= want then break end
       local id = string.sub(m, 37)
-      -- Without a filter nearly every candidate is taken: read its spec with it, in one call.
-      local h, spec = nil, nil
+      -- Without a filter nearly every candidate is taken: read its spec with it, in one call,
+      -- and a task with no idempotency key is not made a table (peek_for_lease).
+      local h, spec, st, o9, timeout, ikey = nil, nil, nil, nil, nil, nil
       if allowed == nil then
-        h, spec = read_for_lease(tkey(q, id))
+        st, spec, o9, timeout, ikey = peek_for_lease(tkey(q, id))
+        if not st then  -- no st: the hash whole (or none)
+          h = spec
+          spec = h and (h.spec or false)
+        elseif ikey then  -- the key's checks and changes read the task whole
+          h, st = live_of(st), nil
+        end
       else
         h = read_task(tkey(q, id))
       end
-      local ikey = h and h.ikey
-      if h and (allowed == nil or allowed[h.type .. '\t' .. h.pv]) then
+      if h then ikey = h.ikey end
+      if (h or st) and (allowed == nil or allowed[h.type .. '\t' .. h.pv]) then
         local take = true
         if ikey then
           if taken[ikey] then
@@ -664,7 +712,7 @@ for _, q in ipairs(queues) do
           end
         end
         if take then
-          chosen[#chosen + 1] = {m, q, id, h, spec}
+          chosen[#chosen + 1] = {m, q, id, h, spec, st, o9, timeout}
           found = found + 1
         end
       end
@@ -689,26 +737,33 @@ for j = 1, math.min(#chosen, want) do
   local m, q, id = chosen[j][1], chosen[j][2], chosen[j][3]
   local k = tkey(q, id)
   local lease_id = ARGV[pos + j - 1] .. '~' .. q .. '~' .. id
-  local h, spec = chosen[j][4], chosen[j][5]
+  local h, spec, st = chosen[j][4], chosen[j][5], chosen[j][6]
   if spec == nil then  -- read with a type filter: the spec is read only for what is taken
-    if h[BY_FIELD] then
+    if h and h[BY_FIELD] then
       spec = h.spec or false
     else
       spec = redis.call('HGET', k, 'spec')
     end
   end
-  local deadline = lease_deadline(h.timeout)
-  h.token, h.attempts = plus1(h.token), plus1(h.attempts)
-  h.status, h.lease, h.astart, h.deadline, h.worker = 'running', lease_id, ARGV[2], deadline,
-    worker
-  h.ver, h.updated, h.next = plus1(h.ver), ARGV[2], ''
-  local st = write_task(k, h)
+  local deadline
+  if st then  -- peeked (peek_for_lease): no idempotency key, a packed st
+    deadline = lease_deadline(chosen[j][8])
+    st = spliced(st, chosen[j][7], lease_id, ARGV[2], deadline, worker)
+    redis.call('HSET', k, 'st', st)
+  else
+    deadline = lease_deadline(h.timeout)
+    h.token, h.attempts = plus1(h.token), plus1(h.attempts)
+    h.status, h.lease, h.astart, h.deadline, h.worker = 'running', lease_id, ARGV[2], deadline,
+      worker
+    h.ver, h.updated, h.next = plus1(h.ver), ARGV[2], ''
+    st = write_task(k, h)
+    if h.ikey then
+      redis.call('DEL', P .. 'idem:' .. h.ikey)
+      redis.call('HSET', P .. 'idem:' .. h.ikey, 'state', 'running', 'task', id)
+    end
+  end
   later('ZREM', qkey(q, 'ready'), m)
   later('ZADD', qkey(q, 'leases'), deadline, id)
-  if h.ikey then
-    redis.call('DEL', P .. 'idem:' .. h.ikey)
-    redis.call('HSET', P .. 'idem:' .. h.ikey, 'state', 'running', 'task', id)
-  end
   depth(q, 'pending', 'running')
   -- No state record: the leasing process copies the lease's change into PostgreSQL from this
   -- reply (Recorder::Leased), which spares Redis a tenth of a lease's instructions (packing
@@ -746,35 +801,55 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   if not q then return lost() end
   local k = tkey(q, id)
   if acked[k] then return lost() end
-  local h = read_task(k)
-  if not h or h.lease ~= lease_id or h.status ~= 'running' then return lost() end
-  acked[k] = true
-  local was_fast = h.infast == '1'
-  if was_fast then
-    redis.call('HINCRBY', P .. 'fast', h.type, -1)
-    h.infast = '0'
+  -- The task's values by their position in st (LiveFieldsAt in scripts.h), not a table of its
+  -- 27 fields: the hash goes at the end of the ack, so nothing is written back, and the table
+  -- alone cost an ack a tenth of its time (docs/benchmarks.md, twenty-fifth round).
+  local st = redis.call('HGET', k, 'st')
+  local ty, chash, ikey, status, ver, attempts, retry, lerr, dedup, fastused, infast, lease, astart,
+    worker
+  if st then
+    local _
+    ty, _, _, _, _, chash, ikey, _, _, status, ver, _, _, _, attempts, retry, lerr, _, dedup, fastused,
+      infast, lease, astart, _, worker = cmsgpack.unpack(st)
+  else
+    local h = read_by_field(k)
+    if not h then return lost() end
+    ty, chash, ikey, status, ver, attempts, retry, lerr, dedup, fastused, infast, lease, astart,
+      worker = h.type, h.chash, h.ikey, h.status, h.ver, h.attempts, h.retry, h.lerr, h.dedup,
+      h.fastused, h.infast, h.lease, h.astart, h.worker
   end
-  h.status, h.result, h.next, h.lease = 'succeeded', opt(result), nil, nil
-  h.ver, h.updated = plus1(h.ver), now
+  if lease ~= lease_id or status ~= 'running' then return lost() end
+  acked[k] = true
+  if infast == '1' then redis.call('HINCRBY', P .. 'fast', ty, -1) end
+  result, ver = opt(result), plus1(ver)
   later('ZREM', qkey(q, 'leases'), id)
   drop_lease_key(lease_id)
-  if h.ikey then
-    local ik = P .. 'idem:' .. h.ikey
+  if ikey then
+    local ik = P .. 'idem:' .. ikey
     redis.call('HSET', ik, 'state', 'succeeded', 'task', id, 'exp', s(tonumber(now) + tonumber(ttl)))
     redis.call('PEXPIRE', ik, s(tonumber(ttl) + IDEM_SLACK_MS))
     wake(q)
   end
   depth(q, 'running', 'succeeded')
   -- The attempt's record and the task's state after it, as one (kAckedRecordFields, scripts.h).
-  record(cmsgpack.pack('acked', id, h.ver, h.attempts, h.worker or '', h.astart or now, now,
-                       opt(http), opt(excerpt), h.result, h.retry, h.lerr, h.dedup, h.fastused))
+  -- (cmsgpack.pack's bytes: every value a string or nil; see head)
+  worker, astart, http, excerpt = worker or '', astart or now, opt(http), opt(excerpt)
+  record('\165acked' .. head(id) .. id .. head(ver) .. ver ..
+         (attempts and head(attempts) or '\192') .. (attempts or '') .. head(worker) .. worker .. head(astart) .. astart .. head(now) .. now ..
+         (http and head(http) or '\192') .. (http or '') ..
+         (excerpt and head(excerpt) or '\192') .. (excerpt or '') ..
+         (result and head(result) or '\192') .. (result or '') ..
+         (retry and head(retry) or '\192') .. (retry or '') ..
+         (lerr and head(lerr) or '\192') .. (lerr or '') ..
+         (dedup and head(dedup) or '\192') .. (dedup or '') ..
+         (fastused and head(fastused) or '\192') .. (fastused or ''))
   -- The task ends: its hash goes, so nothing else of it needs writing.
-  later('HSET', P .. 'ended', id, 'succeeded\t' .. h.chash)
+  later('HSET', P .. 'ended', id, 'succeeded\t' .. chash)
   later('HDEL', P .. 'ids', id)
   later('DEL', nil, k)
   -- What the engine reads of an acked task (AckReply in ops.cc): every value answered costs.
   -- (No nil among them: a nil would end the Lua array there.)
-  answer('ok', id, q, h.type, h.astart or now, h.attempts or '0', h.ikey or '')
+  answer('ok', id, q, ty, astart, attempts or '0', ikey or '')
 end
 for i = 2, #ARGV, 6 do
   ack(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5])
