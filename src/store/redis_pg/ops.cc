@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cstdio>
+#include <stdexcept>
+#include <string_view>
 
 namespace madeira::store::redis_pg {
 
@@ -146,16 +148,26 @@ RedisCall AckCall(const AckRequest& request) {
 
 Result<AttemptReport> AckReply(const AckRequest& request, const RedisReply& r) {
   if (r.IsError()) return ScriptError(r);
-  if (r.elements.empty() || r.elements[0].str != "ok") return LeaseLost();
-  // ["ok", id, queue, type, attempt started, attempts, idempotency key or ""]
+  // "ok\tid\tqueue\ttype\tattempt started\tattempts\tidempotency key or nothing" (the key last:
+  // it may hold tabs, the others cannot), or "lost".
+  if (r.elements.empty() || !r.elements[0].str.starts_with("ok\t")) return LeaseLost();
+  std::string_view rest = r.elements[0].str;
+  rest.remove_prefix(3);
+  const auto next = [&rest]() {
+    const size_t tab = rest.find('\t');
+    if (tab == std::string_view::npos) throw std::runtime_error("ack reply: too few values");
+    const std::string_view value = rest.substr(0, tab);
+    rest.remove_prefix(tab + 1);
+    return std::string(value);
+  };
   AttemptReport report;
   core::Task& t = report.task;
-  t.spec.task_id = r.elements.at(1).str;
-  t.spec.queue = r.elements.at(2).str;
-  t.spec.task_type = r.elements.at(3).str;
-  report.attempt_started_at = std::stoll(r.elements.at(4).str);
-  t.attempts = std::stoi(r.elements.at(5).str);
-  if (!r.elements.at(6).str.empty()) t.spec.idempotency_key = r.elements.at(6).str;
+  t.spec.task_id = next();
+  t.spec.queue = next();
+  t.spec.task_type = next();
+  report.attempt_started_at = std::stoll(next());
+  t.attempts = std::stoi(next());
+  if (!rest.empty()) t.spec.idempotency_key = std::string(rest);
   t.status = core::TaskStatus::kSucceeded;
   t.result = request.result;
   t.updated_at = request.now;

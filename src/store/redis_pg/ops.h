@@ -18,7 +18,7 @@ namespace madeira::store::redis_pg {
 inline constexpr size_t kSubmitArgsPerTask = 13;  // now, known, schemas + AppendTaskArgs' 10
 inline constexpr size_t kAckArgs = 6;
 inline constexpr size_t kSubmitReplyValues = 3;  // kind, status, seq
-inline constexpr size_t kAckReplyValues = 7;     // answer() in the ack script; AckReply reads them
+inline constexpr size_t kAckReplyValues = 1;     // the ack script's answer; AckReply reads it
 inline constexpr size_t kLeaseReplyValues = 3;   // lease id, st, spec (LeaseReply)
 // The arguments each task or ack of a merged call takes; 0 for the other scripts.
 inline size_t ArgsPerItem(Script script) {

@@ -20,6 +20,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -815,6 +816,20 @@ TEST(RedisPgStore, CallsQueuedBehindABatchInFlightAreAllAnsweredOnce) {
   store.Close();
 }
 
+// Submits `spec` (of queue "q") and leases it: its lease, or none, with the failure recorded.
+std::optional<Lease> SubmitAndLeaseOne(Store& store, const core::TaskSpec& spec) {
+  if (!Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); })) {
+    ADD_FAILURE() << "submit failed";
+    return std::nullopt;
+  }
+  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  if (!batch || batch->leases.size() != 1) {
+    ADD_FAILURE() << "lease: " << (batch ? "not one task" : batch.error().message);
+    return std::nullopt;
+  }
+  return batch->leases[0];
+}
+
 // A succeeded idempotency key dedupes for its ttl by the engine's clock; its hash then leaves
 // Redis by itself (an hour later), so keyed work does not grow Redis for ever.
 TEST(RedisPgStore, ASucceededIdempotencyKeyExpiresFromRedis) {
@@ -824,22 +839,50 @@ TEST(RedisPgStore, ASucceededIdempotencyKeyExpiresFromRedis) {
   Store& store = *own;
   core::TaskSpec keyed = TestSpec("keyed");
   keyed.idempotency_key = "order-7";
-  ASSERT_TRUE(
-      Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({keyed}, kT0, done); }));
-  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
-  ASSERT_TRUE(batch);
-  ASSERT_EQ(batch->leases.size(), 1u);
+  const std::optional<Lease> leased = SubmitAndLeaseOne(store, keyed);
+  ASSERT_TRUE(leased);
   redis_pg::RedisConn admin = AdminRedis();
   const std::string key = "madeira:" + ns + ":idem:order-7";
   EXPECT_EQ(admin.Command({"PTTL", key}).integer, -1);  // running: held until the attempt ends
   AckRequest ack;
-  ack.lease_id = batch->leases[0].lease_id;
+  ack.lease_id = leased->lease_id;
   ack.now = kT0 + 2;
   ack.idempotency_ttl = 60'000;
   ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
   const int64_t left = admin.Command({"PTTL", key}).integer;
   EXPECT_GT(left, 3'600'000);
   EXPECT_LE(left, 3'660'000);
+  store.Close();
+}
+
+// An ack's report names the task as it ran: id, queue, type, when its attempt started, its
+// attempts and its idempotency key, whatever characters the key holds (the script answers them
+// joined by tabs, the key last).
+TEST(RedisPgStore, AnAckReportsTheTaskItEndedWithItsKeyWhole) {
+  std::string ns;
+  auto own = OpenOwn("ack-report", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  core::TaskSpec keyed = TestSpec("keyed-report");
+  keyed.idempotency_key = "order\t7\tclose";
+  const std::optional<Lease> leased = SubmitAndLeaseOne(store, keyed);
+  ASSERT_TRUE(leased);
+  AckRequest ack;
+  ack.lease_id = leased->lease_id;
+  ack.now = kT0 + 5;
+  auto acked = Await<AttemptReport>([&](auto done) { store.Ack(ack, done); });
+  ASSERT_TRUE(acked) << acked.error().message;
+  EXPECT_EQ(acked->task.spec.task_id, "keyed-report");
+  EXPECT_EQ(acked->task.spec.queue, keyed.queue);
+  EXPECT_EQ(acked->task.spec.task_type, keyed.task_type);
+  EXPECT_EQ(acked->task.spec.idempotency_key, keyed.idempotency_key);
+  EXPECT_EQ(acked->task.attempts, 1);
+  EXPECT_EQ(acked->attempt_started_at, LeaseFromQ(1).now);
+  EXPECT_EQ(acked->task.status, core::TaskStatus::kSucceeded);
+  // A second ack of the same lease is lost.
+  auto again = Await<AttemptReport>([&](auto done) { store.Ack(ack, done); });
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, core::ErrorCode::kLeaseLost);
   store.Close();
 }
 

@@ -782,20 +782,16 @@ end
 return {leases, deduped}
 )LUA";
 
-// ARGV: P, then 6 per ack: lease_id now ttl result? http? excerpt?. 7 values per ack, in
+// ARGV: P, then 6 per ack: lease_id now ttl result? http? excerpt?. One value per ack, in
 // order, in one flat array (the store sends the acks queued together as one call, and slices
 // the answer: a table per ack cost the reply more than its values).
 constexpr const char* kAck = R"LUA(
 local acked = {}  -- the tasks acked by this call: their hashes go at its end
--- The answer: 7 values an ack (kAckReplyValues in ops.h), in order, in one flat array; a lost
--- one 'lost' and ''s.
+-- The answer: one value an ack (kAckReplyValues in ops.h), in order, in one flat array: 'lost', or
+-- what the engine reads of the acked task joined by tabs (AckReply in ops.cc). Redis turns each
+-- value of an answer into its reply at a cost of its own, well above one short string's.
 local out = {}
-local function answer(a, b, c, d, e, f, g)
-  local n = #out
-  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = a, b or '', c or '', d or ''
-  out[n + 5], out[n + 6], out[n + 7] = e or '', f or '', g or ''
-end
-local function lost() answer('lost') end
+local function lost() out[#out + 1] = 'lost' end
 local function ack(lease_id, now, ttl, result, http, excerpt)
   local q, id = lease_target(lease_id)
   if not q then return lost() end
@@ -847,9 +843,10 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   later('HSET', P .. 'ended', id, 'succeeded\t' .. chash)
   later('HDEL', P .. 'ids', id)
   later('DEL', nil, k)
-  -- What the engine reads of an acked task (AckReply in ops.cc): every value answered costs.
-  -- (No nil among them: a nil would end the Lua array there.)
-  answer('ok', id, q, ty, astart, attempts or '0', ikey or '')
+  -- What the engine reads of an acked task (AckReply in ops.cc); the key, which may hold tabs,
+  -- last.
+  out[#out + 1] = 'ok\t' .. id .. '\t' .. q .. '\t' .. ty .. '\t' .. astart .. '\t' ..
+    (attempts or '0') .. '\t' .. (ikey or '')
 end
 for i = 2, #ARGV, 6 do
   ack(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5])
