@@ -45,21 +45,23 @@ inline constexpr std::array<const char*, 27> kLiveFields = {
     "type",   "queue",    "pv",      "timeout", "prio",   "chash",    "ikey",   "seq",     "ready",
     "status", "ver",      "updated", "next",    "token",  "attempts", "retry",  "lerr",    "result",
     "dedup",  "fastused", "infast",  "lease",   "astart", "deadline", "worker", "payload", "maxr"};
-// Two scripts read st by position rather than as a table by name (live_of): a lease reads a
-// pending task's timeout and key and rewrites its values 10-15 and 22-25, copying the others as
-// bytes (spliced), and an ack reads the first 25 into locals. They need the fields where they are.
+// Three scripts read or write st by position rather than as a table by name (live_of /
+// pack_live): a submit writes a new task's first 13 values and 14 nils, a lease reads a pending
+// task's timeout and key and rewrites its values 10-15 and 22-25, copying the others as bytes
+// (spliced), and an ack reads the first 25 into locals. They need the fields where they are.
 constexpr bool LiveFieldsAt(size_t from, std::initializer_list<std::string_view> names) {
   for (std::string_view name : names) {
     if (name != kLiveFields[from++]) return false;
   }
   return true;
 }
-static_assert(LiveFieldsAt(0, {"type",   "queue",   "pv",     "timeout",  "prio",
-                               "chash",  "ikey",    "seq",    "ready",    "status",
-                               "ver",    "updated", "next",   "token",    "attempts",
-                               "retry",  "lerr",    "result", "dedup",    "fastused",
-                               "infast", "lease",   "astart", "deadline", "worker"}),
-              "the lease and ack scripts read and write these st values by position");
+static_assert(kLiveFields.size() == 27 &&
+                  LiveFieldsAt(0, {"type",   "queue",   "pv",     "timeout",  "prio",
+                                   "chash",  "ikey",    "seq",    "ready",    "status",
+                                   "ver",    "updated", "next",   "token",    "attempts",
+                                   "retry",  "lerr",    "result", "dedup",    "fastused",
+                                   "infast", "lease",   "astart", "deadline", "worker"}),
+              "the submit, lease and ack scripts read and write these st values by position");
 
 // The records the scripts write most (a failure's; an ack's as one, kAckedRecordFields below) go to
 // the outbox packed: each the msgpack values (cmsgpack.pack) of its kind ("state" or "attempt") and
