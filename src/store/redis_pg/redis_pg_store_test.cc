@@ -886,6 +886,69 @@ TEST(RedisPgStore, AnAckReportsTheTaskItEndedWithItsKeyWhole) {
   store.Close();
 }
 
+// A lease rewrites a task's packed state by position, and an ack packs its record by hand,
+// each writing a value's msgpack head itself: values past the one-byte heads (32 bytes and 256)
+// come through whole. The longest names the contract allows (queue, task id: 128 characters;
+// the lease id holds both), a long worker id, result and excerpt, over two attempts (the second
+// lease rewrites what the first wrote).
+TEST(RedisPgStore, LongNamesAndValuesSurviveALeaseAFailureAndAnAck) {
+  std::string ns;
+  auto own = OpenOwn("long-values", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  core::TaskSpec spec = TestSpec(std::string(128, 'i'));
+  spec.queue = "q" + std::string(127, 'x');
+  spec.payload = R"({"note":")" + std::string(300, 'p') + R"("})";
+  ASSERT_TRUE(
+      Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
+  LeaseRequest lease = LeaseFromQ(1);
+  lease.queues = {spec.queue};
+  lease.worker_id = std::string(300, 'w');
+  auto first = Await<LeaseBatch>([&](auto done) { store.Lease(lease, done); });
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->leases.size(), 1u);
+  EXPECT_GT(first->leases[0].lease_id.size(), 256u);
+  ASSERT_TRUE(FailForAFastRetry(store, first->leases[0].lease_id, kT0 + 2));
+  lease.worker_id = std::string(40, 'v');
+  lease.now = kT0 + 3;
+  auto second = Await<LeaseBatch>([&](auto done) { store.Lease(lease, done); });
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->leases.size(), 1u);
+  const Lease& leased = second->leases[0];
+  EXPECT_EQ(leased.task.spec.task_id, spec.task_id);
+  EXPECT_EQ(leased.task.spec.queue, spec.queue);
+  EXPECT_EQ(leased.task.spec.payload, spec.payload);
+  EXPECT_EQ(leased.task.attempts, 2);
+  EXPECT_EQ(leased.fencing_token, 2);
+  EXPECT_EQ(leased.task.status, core::TaskStatus::kRunning);
+  AckRequest ack;
+  ack.lease_id = leased.lease_id;
+  ack.now = kT0 + 4;
+  ack.result = R"({"r":")" + std::string(70'000, 'r') + R"("})";
+  ack.detail.http_status = 204;
+  ack.detail.response_excerpt = std::string(300, 'e');
+  auto acked = Await<AttemptReport>([&](auto done) { store.Ack(ack, done); });
+  ASSERT_TRUE(acked) << acked.error().message;
+  EXPECT_EQ(acked->task.spec.task_id, spec.task_id);
+  EXPECT_EQ(acked->task.spec.queue, spec.queue);
+  EXPECT_EQ(acked->task.attempts, 2);
+  auto task = Await<core::Task>([&](auto done) { store.Get(spec.task_id, done); });
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->status, core::TaskStatus::kSucceeded);
+  EXPECT_EQ(task->result, ack.result);
+  EXPECT_EQ(task->attempts, 2);
+  auto attempts =
+      Await<std::vector<core::Attempt>>([&](auto done) { store.Attempts(spec.task_id, done); });
+  ASSERT_TRUE(attempts);
+  ASSERT_EQ(attempts->size(), 2u);
+  EXPECT_EQ((*attempts)[0].worker_id, std::string(300, 'w'));
+  EXPECT_EQ((*attempts)[1].worker_id, lease.worker_id);
+  EXPECT_EQ((*attempts)[1].started_at, kT0 + 3);
+  EXPECT_EQ((*attempts)[1].http_status, 204);
+  EXPECT_EQ((*attempts)[1].response_excerpt, ack.detail.response_excerpt);
+  store.Close();
+}
+
 // Copied outbox entries are trimmed away: the stream does not grow with the work done.
 TEST(RedisPgStore, TheOutboxIsTrimmedOnceCopied) {
   std::string ns;
