@@ -614,12 +614,12 @@ constexpr const char* kLease = R"LUA(
 -- recover) is answered whole (HGETALL) once leased.
 -- Without a filter: its st looked into only as far as a lease needs (spliced, below), not made a
 -- table. Answers st, spec, the byte offset past st's ninth value, the timeout and the idempotency
--- key; for a hash without st (written field by field), nil and the hash whole (or nil for none).
+-- key; nil for a hash without st (written field by field, or none).
 local unpack_limit = cmsgpack.unpack_limit
 local function peek_for_lease(k)
   local v = redis.call('HMGET', k, 'st', 'spec')
   local st = v[1]
-  if not st then return nil, read_by_field(k) end
+  if not st then return nil end
   local o9, _, _, _, timeout, _, _, ikey = unpack_limit(st, 9)
   return st, v[2], o9, timeout, ikey
 end
@@ -688,17 +688,18 @@ for _, q in ipairs(queues) do
       local id = string.sub(m, 37)
       -- Without a filter nearly every candidate is taken: read its spec with it, in one call,
       -- and a task with no idempotency key is not made a table (peek_for_lease).
+      local k = tkey(q, id)
       local h, spec, st, o9, timeout, ikey = nil, nil, nil, nil, nil, nil
       if allowed == nil then
-        st, spec, o9, timeout, ikey = peek_for_lease(tkey(q, id))
+        st, spec, o9, timeout, ikey = peek_for_lease(k)
         if not st then  -- no st: the hash whole (or none)
-          h = spec
+          h = read_by_field(k)
           spec = h and (h.spec or false)
         elseif ikey then  -- the key's checks and changes read the task whole
           h, st = live_of(st), nil
         end
       else
-        h = read_task(tkey(q, id))
+        h = read_task(k)
       end
       if h then ikey = h.ikey end
       if (h or st) and (allowed == nil or allowed[h.type .. '\t' .. h.pv]) then
@@ -837,7 +838,8 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   -- (cmsgpack.pack's bytes: every value a string or nil; see head)
   worker, astart, http, excerpt = worker or '', astart or now, opt(http), opt(excerpt)
   record('\165acked' .. head(id) .. id .. head(ver) .. ver ..
-         (attempts and head(attempts) or '\192') .. (attempts or '') .. head(worker) .. worker .. head(astart) .. astart .. head(now) .. now ..
+         (attempts and head(attempts) or '\192') .. (attempts or '') ..
+         head(worker) .. worker .. head(astart) .. astart .. head(now) .. now ..
          (http and head(http) or '\192') .. (http or '') ..
          (excerpt and head(excerpt) or '\192') .. (excerpt or '') ..
          (result and head(result) or '\192') .. (result or '') ..
