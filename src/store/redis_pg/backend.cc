@@ -267,6 +267,7 @@ void Backend::LoadScripts() {
 }
 
 std::vector<RedisReply> Backend::Pipeline(std::vector<RedisCall> calls) {
+  if (!sent_.empty()) throw std::logic_error("redis-pg: a call while a Send's replies are unread");
   Send(std::move(calls));
   return Receive();
 }
@@ -280,28 +281,62 @@ RedisCommand Backend::Command(const RedisCall& call) const {
 }
 
 void Backend::Send(std::vector<RedisCall> calls) {
-  if (!sent_.empty()) throw std::logic_error("redis-pg: a Send before the last one's Receive");
-  redis_.EnsureConnected();
-  if (scripts_generation_ != redis_.generation()) LoadScripts();
+  // Behind calls still running on this connection it cannot be checked for being idle; a
+  // connection lost since (their Receive reported it) is replaced as usual.
+  const bool behind =
+      redis_.connected() && !sent_.empty() && sent_.back().generation == redis_.generation();
+  if (!behind) {
+    redis_.EnsureConnected();
+    if (scripts_generation_ != redis_.generation()) LoadScripts();
+  }
   std::vector<RedisCommand> commands;
   commands.reserve(calls.size());
   for (const RedisCall& c : calls) commands.push_back(Command(c));
-  redis_.Send(commands);
-  sent_ = std::move(calls);
+  if (behind) {
+    redis_.SendBehind(commands);
+  } else {
+    redis_.Send(commands);
+  }
+  sent_.push_back({std::move(calls), redis_.generation(), std::nullopt});
 }
 
 std::vector<RedisReply> Backend::Receive() {
-  std::vector<RedisCall> calls = std::move(sent_);
-  sent_.clear();
-  std::vector<RedisReply> replies = redis_.Receive(calls.size());
-  for (size_t i = 0; i < replies.size(); ++i) {
-    // SCRIPT FLUSH or a Redis restart without the script cache: load again and repeat.
-    if (replies[i].IsError() && replies[i].str.rfind("NOSCRIPT", 0) == 0) {
-      LoadScripts();
-      replies[i] = redis_.Command(Command(calls[i]));
+  if (sent_.empty()) throw std::logic_error("redis-pg: a Receive without a Send");
+  Unread oldest = std::move(sent_.front());
+  sent_.pop_front();
+  if (oldest.replies) return std::move(*oldest.replies);
+  if (!redis_.connected() || oldest.generation != redis_.generation()) {
+    throw RedisIoError("redis: the connection was lost with these commands in flight");
+  }
+  std::vector<RedisReply> replies = redis_.Receive(oldest.calls.size());
+  const auto noscript = [](const RedisReply& r) {
+    return r.IsError() && r.str.rfind("NOSCRIPT", 0) == 0;
+  };
+  if (std::none_of(replies.begin(), replies.end(), noscript)) return replies;
+  // SCRIPT FLUSH or a Redis restart without the script cache: read the later Sends' replies
+  // first (so that the connection is quiet), load the scripts again and repeat every call that
+  // met NOSCRIPT, in the order they were sent.
+  for (Unread& later : sent_) {
+    if (!later.replies && later.generation == oldest.generation) {
+      later.replies = redis_.Receive(later.calls.size());
     }
   }
+  LoadScripts();
+  const auto repeat = [&](const std::vector<RedisCall>& calls, std::vector<RedisReply>& got) {
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (noscript(got[i])) got[i] = redis_.Command(Command(calls[i]));
+    }
+  };
+  repeat(oldest.calls, replies);
+  for (Unread& later : sent_) {
+    if (later.replies) repeat(later.calls, *later.replies);
+  }
   return replies;
+}
+
+bool Backend::AwaitReply(core::Millis timeout, int interrupt_fd) {
+  if (sent_.empty() || sent_.front().replies) return true;
+  return redis_.AwaitReply(timeout, interrupt_fd);
 }
 
 bool Backend::FlushOutbox(const std::function<void()>& caught_up, std::vector<HeldState>* held) {

@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -113,10 +114,15 @@ class Backend {
   std::vector<RedisReply> Pipeline(std::vector<RedisCall> calls);
   RedisReply Call(const RedisCall& call) { return std::move(Pipeline({call}).front()); }
   // Pipeline in two halves: Send writes the calls, Receive reads their replies, so the store
-  // thread can parse one batch's replies while Redis runs the next. One Send at a time, and no
-  // other call until its Receive. Both throw RedisIoError.
+  // thread can parse one batch's replies while Redis runs the next. Sends may follow each other
+  // (Redis runs them in order); each Receive reads the oldest unread one's replies, and no other
+  // call may come while one is unread. Both throw RedisIoError: a Send that fails, or a Receive
+  // whose connection was lost since its Send, leaves the outcome of those calls unknown.
   void Send(std::vector<RedisCall> calls);
   std::vector<RedisReply> Receive();
+  // Waits until the oldest unread Send's replies can be read (true), or `interrupt_fd` becomes
+  // readable (false); see RedisConn::AwaitReply.
+  bool AwaitReply(core::Millis timeout, int interrupt_fd);
 
   // Copies the outbox into PostgreSQL. True when it read the outbox to its end (everything
   // written to Redis before the call is recorded), false when it stopped after a bounded amount.
@@ -200,6 +206,8 @@ class Backend {
   // "origin\nwhat"). Best effort: they also read again after reconnecting and periodically.
   void PublishChange(std::string_view what);
   Result<Unit> Ping();
+  // PostgreSQL alone (SELECT 1), so that record_healthy() says what it says now. Throws PgError.
+  void PingRecord() { pg_.Exec("SELECT 1"); }
   // PostgreSQL answered the last statement sent to it (or nothing failed yet).
   bool record_healthy() const { return pg_.healthy(); }
 
@@ -246,7 +254,15 @@ class Backend {
   std::chrono::steady_clock::time_point last_trim_{};   // of copied outbox entries
   uint64_t record_tables_generation_ = 0;  // the PostgreSQL connection kRecordTables ran on
   size_t record_rows_deleted_ = 0;  // rows the record tables hold as dead since their last TRUNCATE
-  std::vector<RedisCall> sent_;     // what Send wrote and Receive has not read the replies of
+  // What Send wrote and Receive has not returned the replies of, oldest first: the calls, the
+  // connection they went on (RedisConn::generation) and, once read ahead of their Receive (to
+  // load the scripts again after a NOSCRIPT, which needs the connection quiet), their replies.
+  struct Unread {
+    std::vector<RedisCall> calls;
+    uint64_t generation = 0;
+    std::optional<std::vector<RedisReply>> replies;
+  };
+  std::deque<Unread> sent_;
   std::optional<RedisCall> ack_later_;  // the last copy's XACK, sent with the next read
   OwnEntries own_entries_;              // this process's submit entries: copied already, or not
   std::chrono::steady_clock::time_point saw_others_{};  // other consumers' entries pending

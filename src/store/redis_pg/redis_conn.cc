@@ -254,9 +254,24 @@ std::vector<RedisReply> RedisConn::Pipeline(const std::vector<RedisCommand>& com
 
 void RedisConn::Send(const std::vector<RedisCommand>& commands) {
   EnsureConnected();
+  SendBehind(commands);
+}
+
+void RedisConn::SendBehind(const std::vector<RedisCommand>& commands) {
+  if (!io_) throw RedisIoError("redis: not connected");
   std::string out;
   for (const RedisCommand& c : commands) AppendFormatted(out, c);
   WriteAll(out);
+}
+
+bool RedisConn::AwaitReply(core::Millis timeout, int interrupt_fd) {
+  if (!io_ || io_->reader->pos < io_->reader->len) return true;
+  std::array<pollfd, 2> fds{};
+  fds[0] = {io_->socket.native_handle(), POLLIN, 0};
+  fds[1] = {interrupt_fd, POLLIN, 0};
+  const int ready = ::poll(fds.data(), 2, static_cast<int>(timeout));
+  if (ready < 0) return errno != EINTR;
+  return ready == 0 || fds[0].revents != 0;
 }
 
 std::vector<RedisReply> RedisConn::Receive(size_t n) {

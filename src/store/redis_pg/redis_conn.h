@@ -60,6 +60,14 @@ class RedisConn {
   // be sent in between.
   void Send(const std::vector<RedisCommand>& commands);
   std::vector<RedisReply> Receive(size_t n);
+  // Send for commands that go behind others whose replies are still to be read: the same write,
+  // without EnsureConnected's check that the connection is idle (it is not). Throws
+  // RedisIoError when not connected.
+  void SendBehind(const std::vector<RedisCommand>& commands);
+  // Waits until a reply can be read (bytes came, or the reader holds some already) and says
+  // so; false when `interrupt_fd` became readable first. After `timeout` with neither, or when
+  // the connection is gone, true: Receive then waits its own io_timeout or reports the loss.
+  bool AwaitReply(core::Millis timeout, int interrupt_fd);
   RedisReply Command(const RedisCommand& command);
 
   // Connects now (AUTH and SELECT included) unless connected. A connection the server closed

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -41,6 +43,9 @@ constexpr auto kSubscriberRetry = std::chrono::milliseconds(250);
 constexpr auto kRecordProbeInterval = std::chrono::milliseconds(500);
 // Tasks or acks merged into one script call at most (one call blocks Redis for its length).
 constexpr size_t kMergedPerCall = 100;
+// Batches the store thread has sent to Redis and not answered yet, at most: the one Redis runs
+// and the next (RedisPgStore::Loop).
+constexpr size_t kBatchesInFlight = 2;
 // A queue's count in the wake-up sent after the subscriber reconnects: wakes every waiter.
 constexpr int kWakeAll = 1 << 20;
 
@@ -164,8 +169,10 @@ class RedisPgStore final : public Store {
         clock_(options.clock),
         event_ttl_(2 * options.ended_claims_retention),
         ids_checked_(ids_checked),
+        work_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
         subscriber_(backend_->redis_endpoint(), backend_->io_timeout(), client_name + ":wake"),
         interrupt_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    if (work_fd_ < 0 || interrupt_fd_ < 0) throw std::system_error(errno, std::generic_category());
     recorder->ShareConsumerWith(*backend_);
     recorder->RotateEndedClaims(options.ended_claims_retention,
                                 clock_ != nullptr ? clock_ : &system_clock_, &ids_checked_);
@@ -174,7 +181,6 @@ class RedisPgStore final : public Store {
     thread_ = std::thread([this] { Loop(); });
     subscriber_thread_ = std::thread([this] { SubscribeLoop(); });
   }
-  ~RedisPgStore() override { Close(); }
 
   void Submit(std::vector<core::TaskSpec> tasks, Millis now,
               Callback<std::vector<SubmitOutcome>> done) override {
@@ -456,6 +462,7 @@ class RedisPgStore final : public Store {
       std::lock_guard lock(mu_);
       if (closed_) return;
       closed_ = true;
+      if (awaiting_reply_) SignalWork();
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
@@ -469,6 +476,10 @@ class RedisPgStore final : public Store {
     if (subscriber_thread_.joinable()) subscriber_thread_.join();
     if (interrupt_fd_ >= 0) ::close(interrupt_fd_);
     interrupt_fd_ = -1;
+  }
+  ~RedisPgStore() override {
+    Close();
+    ::close(work_fd_);
   }
 
  private:
@@ -579,6 +590,12 @@ class RedisPgStore final : public Store {
   }
 
   void Push(std::unique_ptr<Op> op) { PushAll({&op, 1}); }
+  void SignalWork() {  // with mu_ held
+    const uint64_t one = 1;
+    if (::write(work_fd_, &one, sizeof one) < 0) {
+      // EAGAIN only (the counter is full): the store thread has a signal to read already.
+    }
+  }
   // The store thread takes all of `ops` (moved from) in one turn, or none of them.
   void PushAll(std::span<std::unique_ptr<Op>> ops) {
     {
@@ -586,6 +603,7 @@ class RedisPgStore final : public Store {
       if (!closed_) {
         for (auto& op : ops) queue_.push_back(std::move(op));
         wake_.notify_one();
+        if (awaiting_reply_) SignalWork();
         return;
       }
     }
@@ -595,47 +613,141 @@ class RedisPgStore final : public Store {
     }
   }
 
-  // Runs the queued operations, batch after batch. A batch of script calls only is sent at once
-  // and its replies read at the next turn, after the batch before it has been answered: so
-  // Redis runs one batch while this thread parses and answers the last one, instead of each
-  // waiting for the other. Other batches run as before (one step after another, nothing in
-  // flight meanwhile).
+  // A run of single-script operations, sent as one pipeline: consecutive submits, and
+  // consecutive acks, go as one call each (see ArgsPerItem).
+  struct PipelinedRun {
+    std::vector<RedisCall> calls;
+    std::vector<std::vector<size_t>> ops_of_call;  // the operations each call carries, in order
+    size_t end = 0;                                // the first operation after the run
+    bool wrote = false;
+  };
+  struct SentBatch {
+    std::deque<std::unique_ptr<Op>> ops;
+    PipelinedRun run;
+    bool in_flight = false;  // its calls were sent: Receive reads their replies
+  };
+
+  // Runs the queued operations, batch after batch. A batch of script calls only is sent as soon
+  // as Redis has room for it (kBatchesInFlight) and answered once its replies are read, after
+  // the batches before it: so Redis runs one batch while the next waits on its connection and
+  // this thread answers the last one, instead of each waiting for the other. Work queued while
+  // Redis has no room waits here and goes as one batch (its acks and submits merged into few
+  // script calls). Other batches run step by step, once every batch sent before them is
+  // answered (nothing in flight meanwhile).
   void Loop() {
-    std::optional<SentBatch> sent;  // Redis has it; its replies are read at the next turn
+    std::deque<SentBatch> in_flight;          // sent, oldest first; answered in that order
+    std::deque<std::unique_ptr<Op>> waiting;  // taken from the queue, not sent yet
     for (;;) {
-      std::deque<std::unique_ptr<Op>> next;
-      {
-        std::unique_lock lock(mu_);
-        if (!sent) wake_.wait(lock, [&] { return closed_ || !queue_.empty(); });
-        if (!sent && queue_.empty()) break;  // closed and drained
-        next.swap(queue_);
-      }
-      // PostgreSQL is asked about submitted ids while Redis runs the batch in flight.
-      AskRecordAboutIds(next);
+      if (!TakeQueued(waiting, in_flight.empty() && waiting.empty())) break;  // closed, all done
+      SendWaiting(waiting, in_flight);
+      if (in_flight.empty()) continue;
+      // The oldest batch's replies; or, while Redis has room for more, new work first.
+      if (in_flight.size() < kBatchesInFlight && !AwaitReplyOrWork()) continue;
+      SentBatch oldest = std::move(in_flight.front());
+      in_flight.pop_front();
       std::vector<RedisReply> replies;
       std::string lost;
-      if (sent && sent->in_flight) {
+      try {
+        replies = backend_->Receive();
+      } catch (const std::exception& e) {
+        lost = e.what();
+      }
+      // What queued meanwhile goes to Redis before this thread answers the batch it just read.
+      TakeQueued(waiting, false);
+      SendWaiting(waiting, in_flight);
+      Answer(oldest, replies, lost);
+    }
+  }
+
+  // Moves what is queued to `waiting`, first waiting for some when `wait`; false when the store
+  // is closed and nothing is left. PostgreSQL is asked about submitted ids here, while Redis
+  // runs the batches in flight.
+  bool TakeQueued(std::deque<std::unique_ptr<Op>>& waiting, bool wait) {
+    std::deque<std::unique_ptr<Op>> taken;
+    {
+      std::unique_lock lock(mu_);
+      if (wait) {
+        wake_.wait(lock, [&] { return closed_ || !queue_.empty(); });
+        if (queue_.empty()) return false;
+      }
+      taken.swap(queue_);
+    }
+    if (taken.empty()) return true;
+    AskRecordAboutIds(taken);
+    RefuseNewWorkWithoutRecord(taken);
+    for (auto& op : taken) waiting.push_back(std::move(op));
+    return true;
+  }
+
+  // Sends `waiting` when it is script calls only and Redis has room for it; runs it step by
+  // step, once what is in flight is answered, when it is not (or events need their record
+  // brought back first, which takes the connection). Leaves it waiting otherwise.
+  void SendWaiting(std::deque<std::unique_ptr<Op>>& waiting, std::deque<SentBatch>& in_flight) {
+    if (waiting.empty()) return;
+    const bool scripts_only = std::all_of(waiting.begin(), waiting.end(), [](const auto& op) {
+      return op->settled() || op->Call() != nullptr;
+    });
+    const bool new_events =
+        ids_checked_.load() && std::any_of(waiting.begin(), waiting.end(), [](const auto& op) {
+          return !op->settled() && op->new_event();
+        });
+    if (scripts_only && !new_events) {
+      if (in_flight.size() >= kBatchesInFlight) return;
+    } else {
+      while (!in_flight.empty()) {
+        SentBatch oldest = std::move(in_flight.front());
+        in_flight.pop_front();
+        std::vector<RedisReply> replies;
+        std::string lost;
         try {
           replies = backend_->Receive();
         } catch (const std::exception& e) {
           lost = e.what();
         }
+        Answer(oldest, replies, lost);
       }
-      RefuseNewWorkWithoutRecord(next);
-      BringBackNewEvents(next);
-      std::optional<SentBatch> next_sent = SendIfPipelined(next);
-      if (sent) {
-        std::vector<std::string> entries;
-        if (lost.empty()) {
-          Distribute(sent->ops, sent->run, replies, entries);  // nothing when nothing was sent
-        } else {
-          Abort(sent->ops, sent->run, lost);
-        }
-        Finish(sent->ops, sent->run.wrote, std::move(entries));
-      }
-      if (!next_sent && !next.empty()) RunBatch(next);
-      sent = std::move(next_sent);
+      BringBackNewEvents(waiting);
     }
+    std::optional<SentBatch> sent = SendIfPipelined(waiting);
+    if (!sent) {
+      RunBatch(waiting);
+      waiting.clear();
+    } else if (sent->in_flight) {
+      in_flight.push_back(std::move(*sent));
+    } else {
+      Finish(sent->ops, sent->run.wrote, {});  // nothing to send: every operation is answered
+    }
+  }
+
+  // Waits for the oldest batch's replies (true) or for new work (false).
+  bool AwaitReplyOrWork() {
+    {
+      std::lock_guard lock(mu_);
+      if (!queue_.empty()) return false;
+      if (closed_) return true;
+      awaiting_reply_ = true;
+    }
+    const bool reply = backend_->AwaitReply(backend_->io_timeout(), work_fd_);
+    {
+      std::lock_guard lock(mu_);
+      awaiting_reply_ = false;
+    }
+    uint64_t count = 0;
+    if (::read(work_fd_, &count, sizeof count) < 0) {
+      // EAGAIN: PushAll did not signal (or its signal was read already).
+    }
+    return reply;
+  }
+
+  // Answers a batch whose replies were read (or whose connection was lost: `lost` says how).
+  void Answer(SentBatch& batch, std::vector<RedisReply>& replies, const std::string& lost) {
+    std::vector<std::string> entries;
+    if (lost.empty()) {
+      Distribute(batch.ops, batch.run, replies, entries);
+    } else {
+      Abort(batch.ops, batch.run, lost);
+    }
+    Finish(batch.ops, batch.run.wrote, std::move(entries));
   }
 
   // Submits and events are refused (503) while their record cannot be written, so that what
@@ -652,7 +764,7 @@ class RedisPgStore final : public Store {
       if (now - last_record_probe_ >= kRecordProbeInterval) {
         last_record_probe_ = now;
         try {
-          backend_->Ping();
+          backend_->PingRecord();
         } catch (const std::exception&) {
         }
       }
@@ -718,20 +830,6 @@ class RedisPgStore final : public Store {
     }
     for (Op* op : submits) redis_pg::RecordedIdsInto(*op->MutableCall(), recorded);
   }
-
-  // A run of single-script operations, sent as one pipeline: consecutive submits, and
-  // consecutive acks, go as one call each (see ArgsPerItem).
-  struct PipelinedRun {
-    std::vector<RedisCall> calls;
-    std::vector<std::vector<size_t>> ops_of_call;  // the operations each call carries, in order
-    size_t end = 0;                                // the first operation after the run
-    bool wrote = false;
-  };
-  struct SentBatch {
-    std::deque<std::unique_ptr<Op>> ops;
-    PipelinedRun run;
-    bool in_flight = false;  // its calls were sent: Receive reads their replies
-  };
 
   // The run starting at `i`, up to the first operation that is not a single script call;
   // operations answered already are passed over.
@@ -1020,6 +1118,10 @@ class RedisPgStore final : public Store {
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Op>> queue_;
   bool closed_ = false;
+  // The store thread waits for Redis's replies and for work at once (AwaitReplyOrWork): then
+  // new work also signals `work_fd` (an eventfd), not only `wake_`.
+  bool awaiting_reply_ = false;
+  int work_fd_ = -1;
 
   std::chrono::steady_clock::time_point last_record_probe_{};  // the store thread's
 

@@ -26,6 +26,8 @@
 
 #include "store/conformance/store_conformance.h"
 #include "store/conformance/sync.h"
+#include "store/redis_pg/backend.h"
+#include "store/redis_pg/ops.h"
 #include "store/redis_pg/pg_conn.h"
 #include "store/redis_pg/redis_conn.h"
 #include "store/redis_pg/task_codec.h"
@@ -69,6 +71,20 @@ bool HaveServices() {
 // A connection to the test Redis for looking under the store (keys, TTLs, CLIENT LIST).
 redis_pg::RedisConn AdminRedis() {
   return redis_pg::RedisConn(redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000);
+}
+
+// Closes the connections CLIENT SETNAME named `name` from the Redis side; how many there were.
+int KillClientsNamed(redis_pg::RedisConn& admin, const std::string& name) {
+  const std::string clients = admin.Command({"CLIENT", "LIST"}).str;
+  int killed = 0;
+  for (size_t at = clients.find(" name=" + name + " "); at != std::string::npos;
+       at = clients.find(" name=" + name + " ", at + 1)) {
+    size_t line = clients.rfind('\n', at);
+    line = line == std::string::npos ? 0 : line + 1;
+    std::string id = clients.substr(line + 3, clients.find(' ', line) - line - 3);  // "id=N"
+    killed += admin.Command({"CLIENT", "KILL", "ID", id}).integer == 1 ? 1 : 0;
+  }
+  return killed;
 }
 
 // Rewrites a live task's hash as Madeira wrote it before its fields were packed into "st": a
@@ -262,16 +278,7 @@ TEST(RedisPgStore, ResumesAfterTheServersDropItsConnections) {
 
   const std::string name = "madeira:" + ns;
   redis_pg::RedisConn admin = AdminRedis();
-  std::string clients = admin.Command({"CLIENT", "LIST"}).str;
-  int killed = 0;
-  for (size_t at = clients.find(" name=" + name + " "); at != std::string::npos;
-       at = clients.find(" name=" + name + " ", at + 1)) {
-    size_t line = clients.rfind('\n', at);
-    line = line == std::string::npos ? 0 : line + 1;
-    std::string id = clients.substr(line + 3, clients.find(' ', line) - line - 3);  // "id=N"
-    killed += admin.Command({"CLIENT", "KILL", "ID", id}).integer == 1 ? 1 : 0;
-  }
-  EXPECT_EQ(killed, 2);  // the store thread's and the recorder's
+  EXPECT_EQ(KillClientsNamed(admin, name), 2);  // the store thread's and the recorder's
   redis_pg::PgConn pg_admin(Env("MADEIRA_TEST_DATABASE_URL"), "public");
   auto terminated = pg_admin.Exec(
       "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = $1",
@@ -814,6 +821,64 @@ TEST(RedisPgStore, CallsQueuedBehindABatchInFlightAreAllAnsweredOnce) {
   ASSERT_TRUE(task);
   EXPECT_EQ(task->status, core::TaskStatus::kSucceeded);
   store.Close();
+}
+
+// A backend of its own on the test services, started (its PostgreSQL schema migrated); its
+// connections are named `client_name`.
+std::unique_ptr<redis_pg::Backend> StartedBackend(const std::string& name,
+                                                  std::string* client_name = nullptr) {
+  if (!HaveServices()) return nullptr;
+  const std::string ns = NamespaceFor(name + "-" + std::to_string(::getpid()));
+  if (client_name) *client_name = "backend-" + ns;
+  auto backend = std::make_unique<redis_pg::Backend>(
+      redis_pg::ParseRedisUrl(Env("MADEIRA_TEST_REDIS_URL")).value(), 5'000,
+      Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns, "madeira:" + ns + ":", "backend-" + ns);
+  auto started = backend->Start(/*allow_volatile=*/false);
+  if (!started) {
+    ADD_FAILURE() << "start: " << started.error().message;
+    return nullptr;
+  }
+  return backend;
+}
+
+// The store thread sends a batch while the one before it still runs. When Redis has lost its
+// scripts (SCRIPT FLUSH) both meet NOSCRIPT: the first Receive reads the second's replies too,
+// loads the scripts and runs every call that failed again, and each Receive answers its own
+// Send's calls, in order.
+TEST(RedisPgBackend, SendsInFlightTogetherAreRunAgainInOrderAfterAScriptFlush) {
+  auto backend = StartedBackend("noscript-behind");
+  ASSERT_TRUE(backend);
+  redis_pg::RedisConn admin = AdminRedis();
+  ASSERT_EQ(admin.Command({"SCRIPT", "FLUSH"}).str, "OK");
+  backend->Send({redis_pg::NextWakeupCall(), {std::nullopt, {"ECHO", "first"}}});
+  backend->Send({{std::nullopt, {"ECHO", "second"}}, redis_pg::NextWakeupCall()});
+  std::vector<redis_pg::RedisReply> first = backend->Receive();
+  std::vector<redis_pg::RedisReply> second = backend->Receive();
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_FALSE(first[0].IsError()) << first[0].str;
+  EXPECT_TRUE(redis_pg::NextWakeupReply(first[0])) << first[0].str;
+  EXPECT_EQ(first[1].str, "first");
+  EXPECT_EQ(second[0].str, "second");
+  EXPECT_FALSE(second[1].IsError()) << second[1].str;
+  // The connection is quiet again: a call of its own gets its own reply.
+  EXPECT_EQ(backend->Call({std::nullopt, {"ECHO", "third"}}).str, "third");
+}
+
+// A connection lost with two Sends in flight fails both (their outcome is unknown), and never
+// hands one's replies to the other; the next Send connects again.
+TEST(RedisPgBackend, ALostConnectionFailsEverySendInFlightAndTheNextReconnects) {
+  std::string client_name;
+  auto backend = StartedBackend("lost-behind", &client_name);
+  ASSERT_TRUE(backend);
+  const std::string list = backend->key_prefix() + "never-pushed";
+  backend->Send({{std::nullopt, {"BLPOP", list, "5"}}});  // still running when the kill comes
+  backend->Send({{std::nullopt, {"ECHO", "behind"}}});
+  redis_pg::RedisConn admin = AdminRedis();
+  ASSERT_EQ(KillClientsNamed(admin, client_name), 1);
+  EXPECT_THROW(backend->Receive(), redis_pg::RedisIoError);
+  EXPECT_THROW(backend->Receive(), redis_pg::RedisIoError);
+  EXPECT_EQ(backend->Call({std::nullopt, {"ECHO", "again"}}).str, "again");
 }
 
 // Submits `spec` (of queue "q") and leases it: its lease, or none, with the failure recorded.
