@@ -626,6 +626,11 @@ class RedisPgStore final : public Store {
     PipelinedRun run;
     bool in_flight = false;  // its calls were sent: Receive reads their replies
   };
+  struct Received {
+    SentBatch batch;
+    std::vector<RedisReply> replies;
+    std::string lost;  // why there are none: the connection was lost (RedisIoError)
+  };
 
   // Runs the queued operations, batch after batch. A batch of script calls only is sent as soon
   // as Redis has room for it (kBatchesInFlight) and answered once its replies are read, after
@@ -643,19 +648,11 @@ class RedisPgStore final : public Store {
       if (in_flight.empty()) continue;
       // The oldest batch's replies; or, while Redis has room for more, new work first.
       if (in_flight.size() < kBatchesInFlight && !AwaitReplyOrWork()) continue;
-      SentBatch oldest = std::move(in_flight.front());
-      in_flight.pop_front();
-      std::vector<RedisReply> replies;
-      std::string lost;
-      try {
-        replies = backend_->Receive();
-      } catch (const std::exception& e) {
-        lost = e.what();
-      }
+      Received got = ReceiveOldest(in_flight);
       // What queued meanwhile goes to Redis before this thread answers the batch it just read.
       TakeQueued(waiting, false);
       SendWaiting(waiting, in_flight);
-      Answer(oldest, replies, lost);
+      Answer(got);
     }
   }
 
@@ -695,27 +692,21 @@ class RedisPgStore final : public Store {
       if (in_flight.size() >= kBatchesInFlight) return;
     } else {
       while (!in_flight.empty()) {
-        SentBatch oldest = std::move(in_flight.front());
-        in_flight.pop_front();
-        std::vector<RedisReply> replies;
-        std::string lost;
-        try {
-          replies = backend_->Receive();
-        } catch (const std::exception& e) {
-          lost = e.what();
-        }
-        Answer(oldest, replies, lost);
+        Received got = ReceiveOldest(in_flight);
+        Answer(got);
       }
       BringBackNewEvents(waiting);
+      if (!scripts_only) {
+        RunBatch(waiting);
+        waiting.clear();
+        return;
+      }
     }
-    std::optional<SentBatch> sent = SendIfPipelined(waiting);
-    if (!sent) {
-      RunBatch(waiting);
-      waiting.clear();
-    } else if (sent->in_flight) {
-      in_flight.push_back(std::move(*sent));
+    SentBatch sent = SendBatch(waiting);
+    if (sent.in_flight) {
+      in_flight.push_back(std::move(sent));
     } else {
-      Finish(sent->ops, sent->run.wrote, {});  // nothing to send: every operation is answered
+      Finish(sent.ops, sent.run.wrote, {});  // nothing to send: every operation is answered
     }
   }
 
@@ -739,15 +730,27 @@ class RedisPgStore final : public Store {
     return reply;
   }
 
-  // Answers a batch whose replies were read (or whose connection was lost: `lost` says how).
-  void Answer(SentBatch& batch, std::vector<RedisReply>& replies, const std::string& lost) {
-    std::vector<std::string> entries;
-    if (lost.empty()) {
-      Distribute(batch.ops, batch.run, replies, entries);
-    } else {
-      Abort(batch.ops, batch.run, lost);
+  // The oldest batch in flight, taken out, with its replies or how its connection was lost.
+  Received ReceiveOldest(std::deque<SentBatch>& in_flight) {
+    Received got{std::move(in_flight.front()), {}, {}};
+    in_flight.pop_front();
+    try {
+      got.replies = backend_->Receive();
+    } catch (const std::exception& e) {
+      got.lost = e.what();
     }
-    Finish(batch.ops, batch.run.wrote, std::move(entries));
+    return got;
+  }
+
+  // Answers a batch ReceiveOldest read.
+  void Answer(Received& got) {
+    std::vector<std::string> entries;
+    if (got.lost.empty()) {
+      Distribute(got.batch.ops, got.batch.run, got.replies, entries);
+    } else {
+      Abort(got.batch.ops, got.batch.run, got.lost);
+    }
+    Finish(got.batch.ops, got.batch.run.wrote, std::move(entries));
   }
 
   // Submits and events are refused (503) while their record cannot be written, so that what
@@ -856,12 +859,8 @@ class RedisPgStore final : public Store {
     return run;
   }
 
-  // A batch of script calls only is sent now and taken out of `batch`; else nothing happens.
-  std::optional<SentBatch> SendIfPipelined(std::deque<std::unique_ptr<Op>>& batch) {
-    if (batch.empty()) return std::nullopt;
-    for (const auto& op : batch) {
-      if (!op->settled() && op->Call() == nullptr) return std::nullopt;  // RunBatch's then
-    }
+  // Sends a batch of script calls only (operations answered already aside), taken out of `batch`.
+  SentBatch SendBatch(std::deque<std::unique_ptr<Op>>& batch) {
     PipelinedRun run = BuildRun(batch, 0);
     SentBatch sent{std::move(batch), {}};
     batch.clear();
