@@ -42,6 +42,8 @@ struct TaskSpec {
   // The name of the API token that submitted it ("" with auth off, or made by Madeira itself):
   // a producer-only token reads and cancels only the tasks of its name. Not part of the content.
   std::string owner;
+
+  bool operator==(const TaskSpec&) const = default;
 };
 
 // A task as read back: the spec plus its state.
@@ -59,6 +61,8 @@ struct Task {
   int fast_retries_used = 0;              // tier-1 retries taken so far
   bool in_fast_retry = false;             // re-queued by a fast retry and not yet finished
   int64_t seq = 0;                        // store-assigned submit order (cursor paging)
+
+  bool operator==(const Task&) const = default;
 };
 
 enum class AttemptOutcome { kSucceeded, kFailed, kLeaseExpired, kCancelled };

@@ -121,17 +121,22 @@ Result<LeaseBatch> LeaseReply(const RedisReply& r, std::vector<Fields>* states) 
   LeaseBatch batch;
   // kLeaseReplyValues a lease: its id, the task's "st" as leased and its spec, or its id, the
   // whole hash as leased (an array) and "flat" for a hash without a packed spec.
-  static constexpr std::array<const char*, 2> kLeased = {"st", "spec"};
   const std::vector<RedisReply>& leased = r.elements.at(0).elements;
   if (leased.size() % kLeaseReplyValues != 0) {
     throw std::runtime_error("lease reply: not three values a lease");
   }
+  if (states != nullptr) states->reserve(states->size() + leased.size() / kLeaseReplyValues);
   for (size_t i = 0; i < leased.size(); i += kLeaseReplyValues) {
-    const Fields f = leased[i + 1].type == RedisReply::Type::kArray
-                         ? FieldsFromFlat(leased[i + 1])
-                         : FieldsFromValues(std::span(leased).subspan(i + 1, 2), kLeased);
-    LiveTask live = TaskFromFields(f);
-    if (states != nullptr) states->push_back(StateRecordOf(f));
+    const RedisReply& st = leased[i + 1];
+    LiveTask live;
+    if (st.type == RedisReply::Type::kArray) {
+      const Fields f = FieldsFromFlat(st);
+      live = TaskFromFields(f);
+      if (states != nullptr) states->push_back(StateRecordOf(f));
+    } else {
+      live = LeasedTask(st.IsNil() ? std::nullopt : std::optional<std::string_view>(st.str),
+                        leased[i + 2].str, states != nullptr ? &states->emplace_back() : nullptr);
+    }
     batch.leases.push_back(store::Lease{leased[i].str, live.fencing_token, live.deadline,
                                         std::move(live.task), live.ready_at});
   }

@@ -303,11 +303,11 @@ boost::json::value ParseRecordJson(std::string_view text, const char* what) {
 }
 
 // One packed value (cmsgpack's encoding of a Lua value: a record's or a task's "st") at p,
-// which moves past it: a string or an integer as text, nil or false as none. Checked whole
-// before it is read (mp_check), so that a damaged value throws rather than reads past its end;
-// `what` names it in the error.
-std::optional<std::string> PackedValue(const char*& p, const char* end,
-                                       const char* what = "outbox record") {
+// which moves past it: a string (a view of the packed bytes) or an integer as text (made in
+// `made`), nil or false as none. Checked whole before it is read (mp_check), so that a damaged
+// value throws rather than reads past its end; `what` names it in the error.
+std::optional<std::string_view> PackedText(const char*& p, const char* end, std::string& made,
+                                           const char* what) {
   const char* past = p;
   if (p >= end || mp_check(&past, end) != 0) {
     throw std::runtime_error(std::string(what) + " truncated");
@@ -316,12 +316,12 @@ std::optional<std::string> PackedValue(const char*& p, const char* end,
     case MP_STR: {
       uint32_t len = 0;
       const char* text = mp_decode_str(&p, &len);
-      return std::string(text, len);
+      return std::string_view(text, len);
     }
     case MP_UINT:
-      return std::to_string(mp_decode_uint(&p));
+      return made = std::to_string(mp_decode_uint(&p));
     case MP_INT:
-      return std::to_string(mp_decode_int(&p));
+      return made = std::to_string(mp_decode_int(&p));
     case MP_NIL:
       mp_decode_nil(&p);
       return std::nullopt;
@@ -332,6 +332,14 @@ std::optional<std::string> PackedValue(const char*& p, const char* end,
       break;
   }
   throw std::runtime_error(std::string(what) + " holds a value of an unexpected type");
+}
+// The same, copied.
+std::optional<std::string> PackedValue(const char*& p, const char* end,
+                                       const char* what = "outbox record") {
+  std::string made;
+  std::optional<std::string_view> text = PackedText(p, end, made, what);
+  if (!text) return std::nullopt;
+  return std::string(*text);
 }
 
 // The fields of a packed spec that `f` does not hold itself.
@@ -512,55 +520,210 @@ Fields NewTaskRecord(const std::string& meta, const std::string& spec) {
   return f;
 }
 
-Fields StateRecordOf(const Fields& task) {
+namespace {
+
+// Every field a task's hash can hold, by position: its packed st's (kLiveFields, in order), then
+// the ones only its spec holds (PackedSpec).
+constexpr size_t kTaskFieldCount = kLiveFields.size() + 5;
+constexpr std::array<const char*, kTaskFieldCount> TaskFieldNames() {
+  std::array<const char*, kTaskFieldCount> names{};
+  size_t i = 0;
+  for (const char* name : kLiveFields) names[i++] = name;
+  for (const char* name : {"id", "sched", "trace", "owner", "created"}) names[i++] = name;
+  return names;
+}
+constexpr std::array<const char*, kTaskFieldCount> kTaskFieldNames = TaskFieldNames();
+
+// The position of field `name`; kTaskFieldCount for a name of no task field.
+constexpr size_t FieldIndex(std::string_view name) {
+  size_t i = 0;
+  while (i < kTaskFieldNames.size() && name != kTaskFieldNames[i]) ++i;
+  return i;
+}
+// The position of a field named in the code (a name of no task field does not compile).
+consteval size_t At(std::string_view name) {
+  const size_t i = FieldIndex(name);
+  if (i == kTaskFieldCount) throw "not a task field";
+  return i;
+}
+// The same, for a name read (a hash's, a spec's), hashed rather than compared with each.
+std::optional<size_t> FieldAt(std::string_view name) {
+  static const std::unordered_map<std::string_view, size_t> by_name = [] {
+    std::unordered_map<std::string_view, size_t> m;
+    for (size_t i = 0; i < kTaskFieldNames.size(); ++i) m.emplace(kTaskFieldNames[i], i);
+    return m;
+  }();
+  auto it = by_name.find(name);
+  if (it == by_name.end()) return std::nullopt;
+  return it->second;
+}
+// Where each field of a state record (kStateRecordFields) is.
+constexpr std::array<size_t, kStateRecordFields.size()> kStateRecordAt = [] {
+  std::array<size_t, kStateRecordFields.size()> at{};
+  for (size_t i = 0; i < at.size(); ++i) at[i] = FieldIndex(kStateRecordFields[i]);
+  return at;
+}();
+static_assert(std::ranges::all_of(kStateRecordAt, [](size_t at) { return at < kTaskFieldCount; }),
+              "a state record holds task fields only");
+
+// A task's fields by position (kTaskFieldNames), as views of the text they were read from: what
+// TaskFromFields and StateRecordOf read. A lease's 100 tasks are read into these straight from
+// the reply; a map of them cost the store thread most of its time a lease (docs/benchmarks.md,
+// twenty-seventh round). The first value offered for a field wins.
+class TaskValues {
+ public:
+  TaskValues() = default;
+  TaskValues(const TaskValues&) = delete;
+  TaskValues& operator=(const TaskValues&) = delete;
+
+  // A map's fields (a hash read whole, its st and spec unpacked); names of no task field are
+  // left out.
+  explicit TaskValues(const Fields& f) {
+    for (const auto& [name, value] : f) {
+      if (std::optional<size_t> at = FieldAt(name)) Offer(*at, value);
+    }
+  }
+
+  // A packed st's values (see UnpackLive), nil ones left out.
+  void OfferPackedState(std::string_view st) {
+    const char* p = st.data();
+    const char* end = p + st.size();
+    for (size_t i = 0; i < kLiveFields.size(); ++i) {
+      if (auto value = PackedText(p, end, made_[i], "task state")) Offer(i, *value);
+    }
+    if (p != end) throw std::runtime_error("task state holds more values than it has fields");
+  }
+
+  // A packed spec's fields (see AddSpecFields). The parsed spec stays here: the values are views
+  // of it.
+  void OfferSpec(std::string_view spec) {
+    boost::json::parse_options options;
+    options.allow_invalid_utf8 = true;  // cjson copies bytes >= 0x80 as they are
+    boost::json::stream_parser parser({}, options);
+    parser.reset(&spec_memory_);
+    boost::json::error_code ec;
+    parser.write("[", 1, ec);
+    if (!ec) parser.write(spec.data(), spec.size(), ec);
+    if (!ec) parser.write("]", 1, ec);
+    if (!ec) parser.finish(ec);
+    if (ec) throw std::runtime_error("packed task spec is not a JSON array");
+    // Moved in, not assigned: assigning a value kept elsewhere (spec_memory_) copies it.
+    const boost::json::array& flat = spec_.emplace(parser.release()).get_array();
+    for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+      const boost::json::string* name = flat[i].if_string();
+      if (name == nullptr) continue;  // no task field is named by a number
+      std::optional<size_t> at = FieldAt(*name);
+      if (at && !values_[*at]) Offer(*at, Text(flat[i + 1], *at));
+    }
+  }
+
+  std::optional<std::string_view> Maybe(size_t at) const { return values_[at]; }
+  std::string_view Need(size_t at) const {
+    if (!values_[at]) {
+      throw std::runtime_error(std::string("task hash lacks field ") + kTaskFieldNames[at]);
+    }
+    return *values_[at];
+  }
+  int64_t Num(size_t at) const { return Number(at, Need(at)); }
+  int64_t NumOr(size_t at, int64_t fallback) const {
+    return values_[at] ? Number(at, *values_[at]) : fallback;
+  }
+  bool Flag(size_t at) const { return values_[at] == "1"; }
+
+ private:
+  void Offer(size_t at, std::string_view value) {
+    if (!values_[at]) values_[at] = value;
+  }
+  // A spec value as text: a string, or a number (cjson leaves a number a number) as made here.
+  std::string_view Text(const boost::json::value& v, size_t at) {
+    if (const boost::json::string* s = v.if_string()) return std::string_view(*s);
+    if (v.is_int64()) return made_[at] = std::to_string(v.get_int64());
+    if (v.is_uint64()) return made_[at] = std::to_string(v.get_uint64());
+    throw std::runtime_error("packed task spec holds a value that is not text");
+  }
+  static int64_t Number(size_t at, std::string_view text) {
+    int64_t v = 0;
+    const char* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data(), end, v);
+    if (ec != std::errc() || p != end || text.empty()) {
+      throw std::runtime_error(std::string("task field ") + kTaskFieldNames[at] +
+                               " is not a number");
+    }
+    return v;
+  }
+
+  std::array<std::optional<std::string_view>, kTaskFieldCount> values_;
+  std::array<std::string, kTaskFieldCount> made_;  // values made here (numbers as text)
+  // A task's spec is parsed into this first: one lease reads 100 of them.
+  std::array<unsigned char, 4096> spec_buffer_;
+  boost::json::monotonic_resource spec_memory_{spec_buffer_.data(), spec_buffer_.size()};
+  std::optional<boost::json::value> spec_;
+};
+
+Fields StateRecordOf(const TaskValues& task) {
   Fields record;
   record.reserve(kStateRecordFields.size() + 1);
   record["kind"] = "state";
-  record["id"] = Need(task, "id");
-  for (const char* name : std::span<const char* const>(kStateRecordFields).subspan(1)) {
-    auto it = task.find(name);
-    if (it != task.end() && !it->second.empty()) record[name] = it->second;
+  record["id"] = task.Need(At("id"));
+  for (size_t i = 1; i < kStateRecordFields.size(); ++i) {
+    auto value = task.Maybe(kStateRecordAt[i]);
+    if (value && !value->empty()) record[kStateRecordFields[i]] = *value;
   }
   return record;
 }
 
-LiveTask TaskFromFields(const Fields& f) {
+LiveTask TaskFromValues(const TaskValues& v) {
   LiveTask live;
   core::Task& t = live.task;
-  t.spec.task_id = Need(f, "id");
-  t.spec.task_type = Need(f, "type");
-  t.spec.queue = Need(f, "queue");
-  t.spec.payload_version = static_cast<int>(Num(f, "pv"));
-  t.spec.payload = Need(f, "payload");
-  t.spec.schedule_time = Num(f, "sched");
-  t.spec.timeout_ms = Num(f, "timeout");
-  t.spec.max_retries = static_cast<int>(Num(f, "maxr"));
-  t.spec.priority = static_cast<int>(Num(f, "prio"));
-  t.spec.trace_id = Need(f, "trace");
-  t.spec.idempotency_key = Maybe(f, "ikey");
-  t.spec.content_hash = Need(f, "chash");
-  t.spec.owner = Maybe(f, "owner").value_or("");
-  t.status = Status(Need(f, "status"));
-  t.retry_count = static_cast<int>(NumOr(f, "retry", 0));
-  t.attempts = static_cast<int>(NumOr(f, "attempts", 0));
-  t.created_at = Num(f, "created");
-  t.updated_at = Num(f, "updated");
+  t.spec.task_id = v.Need(At("id"));
+  t.spec.task_type = v.Need(At("type"));
+  t.spec.queue = v.Need(At("queue"));
+  t.spec.payload_version = static_cast<int>(v.Num(At("pv")));
+  t.spec.payload = v.Need(At("payload"));
+  t.spec.schedule_time = v.Num(At("sched"));
+  t.spec.timeout_ms = v.Num(At("timeout"));
+  t.spec.max_retries = static_cast<int>(v.Num(At("maxr")));
+  t.spec.priority = static_cast<int>(v.Num(At("prio")));
+  t.spec.trace_id = v.Need(At("trace"));
+  if (auto key = v.Maybe(At("ikey"))) t.spec.idempotency_key = std::string(*key);
+  t.spec.content_hash = v.Need(At("chash"));
+  t.spec.owner = v.Maybe(At("owner")).value_or("");
+  t.status = Status(std::string(v.Need(At("status"))));
+  t.retry_count = static_cast<int>(v.NumOr(At("retry"), 0));
+  t.attempts = static_cast<int>(v.NumOr(At("attempts"), 0));
+  t.created_at = v.Num(At("created"));
+  t.updated_at = v.Num(At("updated"));
   // "" = none: a lease blanks it (one HSET instead of an HSET and an HDEL).
-  if (auto next = Maybe(f, "next"); next && !next->empty()) t.next_attempt_at = std::stoll(*next);
-  t.last_error = Maybe(f, "lerr");
-  t.result = Maybe(f, "result");
-  t.deduplicated = Flag(f, "dedup");
-  t.fast_retries_used = static_cast<int>(NumOr(f, "fastused", 0));
-  t.in_fast_retry = Flag(f, "infast");
-  t.seq = Num(f, "seq");
-  live.lease_id = Maybe(f, "lease").value_or("");
-  live.fencing_token = NumOr(f, "token", 0);
-  live.deadline = NumOr(f, "deadline", 0);
-  live.attempt_started_at = NumOr(f, "astart", 0);
-  live.worker = Maybe(f, "worker").value_or("");
-  live.ready_at = NumOr(f, "ready", 0);
-  live.ver = NumOr(f, "ver", 0);
+  if (auto next = v.Maybe(At("next")); next && !next->empty())
+    t.next_attempt_at = v.Num(At("next"));
+  if (auto error = v.Maybe(At("lerr"))) t.last_error = std::string(*error);
+  if (auto result = v.Maybe(At("result"))) t.result = std::string(*result);
+  t.deduplicated = v.Flag(At("dedup"));
+  t.fast_retries_used = static_cast<int>(v.NumOr(At("fastused"), 0));
+  t.in_fast_retry = v.Flag(At("infast"));
+  t.seq = v.Num(At("seq"));
+  live.lease_id = v.Maybe(At("lease")).value_or("");
+  live.fencing_token = v.NumOr(At("token"), 0);
+  live.deadline = v.NumOr(At("deadline"), 0);
+  live.attempt_started_at = v.NumOr(At("astart"), 0);
+  live.worker = v.Maybe(At("worker")).value_or("");
+  live.ready_at = v.NumOr(At("ready"), 0);
+  live.ver = v.NumOr(At("ver"), 0);
   return live;
+}
+
+}  // namespace
+
+Fields StateRecordOf(const Fields& task) { return StateRecordOf(TaskValues(task)); }
+
+LiveTask TaskFromFields(const Fields& f) { return TaskFromValues(TaskValues(f)); }
+
+LiveTask LeasedTask(std::optional<std::string_view> st, std::string_view spec, Fields* state) {
+  TaskValues values;
+  if (st) values.OfferPackedState(*st);
+  values.OfferSpec(spec);
+  if (state != nullptr) *state = StateRecordOf(values);
+  return TaskFromValues(values);
 }
 
 namespace {

@@ -65,6 +65,11 @@ struct LiveTask {
 // Throws std::runtime_error on a malformed hash (a broken invariant). The counters and flags
 // that start at 0 (retry, attempts, dedup, fastused, infast, token) are absent until set.
 LiveTask TaskFromFields(const Fields& f);
+// A task as the lease script answers it: its "st" as leased (none: a hash without one) and its
+// packed spec, read as TaskFromFields(FieldsFromValues({st, spec})) reads, but straight into
+// the task, without the map (docs/benchmarks.md, twenty-seventh round). `state`, when given,
+// gets the task's state record (StateRecordOf).
+LiveTask LeasedTask(std::optional<std::string_view> st, std::string_view spec, Fields* state);
 
 inline std::string Num(int64_t v) { return std::to_string(v); }
 

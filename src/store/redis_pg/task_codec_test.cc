@@ -364,6 +364,92 @@ TEST(PackedTask, APackedStateOverItsSpecReadsAsTheLeasedTask) {
   EXPECT_EQ(flat.ver, live.ver);
 }
 
+void ExpectSameLiveTask(const LiveTask& a, const LiveTask& b) {
+  EXPECT_EQ(a.task, b.task);
+  EXPECT_EQ(a.lease_id, b.lease_id);
+  EXPECT_EQ(a.fencing_token, b.fencing_token);
+  EXPECT_EQ(a.deadline, b.deadline);
+  EXPECT_EQ(a.attempt_started_at, b.attempt_started_at);
+  EXPECT_EQ(a.worker, b.worker);
+  EXPECT_EQ(a.ready_at, b.ready_at);
+  EXPECT_EQ(a.ver, b.ver);
+}
+
+// LeasedTask reads a lease's reply straight into the task: the same task and state record as
+// through a map of its fields, for states that override the spec, leave it alone, or hold
+// numbers rather than text.
+TEST(PackedTask, ALeasedTaskReadsAsThroughItsFields) {
+  core::TaskSpec spec = Spec();
+  core::TaskSpec plain = Spec();
+  plain.idempotency_key.reset();
+  plain.owner = "team-a";
+  Packed numbers;  // cmsgpack packs a Lua number as one
+  for (const char* name : kLiveFields) {
+    const std::string_view n = name;
+    if (n == "status") {
+      numbers.S("running");
+    } else if (n == "ver" || n == "token" || n == "attempts" || n == "seq") {
+      numbers.U(7);
+    } else if (n == "lerr") {
+      numbers.S("");  // '' is none in a state record, text in the task
+    } else {
+      numbers.Nil();
+    }
+  }
+  const std::vector<std::pair<std::string, const core::TaskSpec*>> cases = {
+      {LiveState({{"status", "running"},
+                  {"seq", "41"},
+                  {"ver", "2"},
+                  {"next", ""},
+                  {"lease", "ab~mail~t-1"},
+                  {"token", "1"},
+                  {"deadline", "1700000030000"},
+                  {"payload", "{\"edited\":true}"},
+                  {"dedup", "1"},
+                  {"infast", "1"},
+                  {"fastused", "2"},
+                  {"result", "r"}}),
+       &spec},
+      {LiveState({{"status", "running"}, {"seq", "41"}, {"ver", "2"}}), &plain},
+      {numbers.bytes(), &spec}};
+  static constexpr std::array<const char*, 2> kNames = {"st", "spec"};
+  for (const auto& [st, task] : cases) {
+    const std::string packed = PackedSpec(*task, kNow);
+    const Fields fields = FieldsFromValues(Flat({st, packed}).elements, kNames);
+    Fields state;
+    const LiveTask leased = LeasedTask(st, packed, &state);
+    ExpectSameLiveTask(leased, TaskFromFields(fields));
+    EXPECT_EQ(state, StateRecordOf(fields));
+    EXPECT_EQ(state.at("kind"), "state");
+    EXPECT_EQ(state.at("id"), "t-1");
+    EXPECT_EQ(state.at("status"), "running");
+  }
+}
+
+// A damaged reply is an error for the lease that read it (the map's errors), never a read past
+// its end or a task made up.
+TEST(PackedTask, ALeasedTaskThatCannotBeReadSaysSo) {
+  const std::string st = LiveState({{"status", "running"}, {"seq", "41"}, {"ver", "2"}});
+  const std::string spec = PackedSpec(Spec(), kNow);
+  ASSERT_EQ(LeasedTask(st, spec, nullptr).task.seq, 41);
+  for (size_t cut = 0; cut < st.size(); ++cut) {
+    EXPECT_THROW(LeasedTask(st.substr(0, cut), spec, nullptr), std::runtime_error) << cut;
+  }
+  EXPECT_THROW(LeasedTask(st + Packed().S("extra").bytes(), spec, nullptr), std::runtime_error);
+  EXPECT_THROW(LeasedTask(Packed().True().bytes() + st.substr(1), spec, nullptr),
+               std::runtime_error);
+  EXPECT_THROW(LeasedTask(st, "\"id\",\"t-1\",{", nullptr), std::runtime_error);
+  EXPECT_THROW(LeasedTask(st, spec.substr(0, spec.size() / 2), nullptr), std::runtime_error);
+  // A field it needs missing, or a number that is none.
+  EXPECT_THROW(LeasedTask(st, "\"id\",\"t-1\"", nullptr), std::runtime_error);
+  EXPECT_THROW(LeasedTask(std::nullopt, spec, nullptr), std::runtime_error);  // no seq
+  EXPECT_THROW(
+      LeasedTask(LiveState({{"status", "running"}, {"seq", "41"}, {"ver", "2x"}}), spec, nullptr),
+      std::runtime_error);
+  EXPECT_THROW(LeasedTask(LiveState({{"status", "sleeping"}, {"seq", "41"}}), spec, nullptr),
+               std::runtime_error);
+}
+
 // A damaged "st" is an error for the call that read it, never a read past its end.
 TEST(PackedTask, APackedStateThatCannotBeReadSaysSo) {
   const std::string st = LiveState({{"status", "pending"}, {"ver", "1"}});
