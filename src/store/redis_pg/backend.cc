@@ -67,13 +67,6 @@ size_t ParseOutboxEntries(const RedisReply& entries, OutboxRead& into, OwnSubmit
     } catch (const std::exception& unreadable) {
       entry.unreadable = unreadable.what();
     }
-    for (const Fields& f : entry.records) {
-      auto kind = f.find("kind");
-      auto id = f.find("id");
-      if (kind != f.end() && kind->second == "state" && id != f.end()) {
-        into.state_ids.emplace(id->second, into.ids.back());
-      }
-    }
   }
   return into.ids.size() - before;
 }
@@ -436,9 +429,17 @@ void Backend::CopyAndAckLater(const std::string& stream, const OutboxRead& got,
   // stays pending, for a later flush, and so does a submit entry the store has not named yet
   // (OwnEntries); everything else is done.
   std::set<std::string> keep(got.waiting.begin(), got.waiting.end());
-  for (const std::string& task_id : deferred) {
-    auto [from, to] = got.state_ids.equal_range(task_id);
-    for (auto it = from; it != to; ++it) keep.insert(it->second);
+  if (!deferred.empty()) {  // rare: looked for here rather than indexed for every read
+    for (const OutboxEntry& e : got.entries) {
+      for (const Fields& f : e.records) {
+        auto kind = f.find("kind");
+        auto id = f.find("id");
+        if (kind != f.end() && kind->second == "state" && id != f.end() &&
+            deferred.count(id->second) != 0) {
+          keep.insert(e.id);
+        }
+      }
+    }
   }
   RedisCommand ack{"XACK", stream, "pg"};
   for (const std::string& id : got.ids) {

@@ -43,13 +43,11 @@ struct OutboxEntry {
   std::string unreadable;
 };
 
-// What one round of a flush read (FlushOutbox): every entry id (entries without fields too),
-// the entries, and per task id the entries holding a change of its state (kept pending when its
-// row is not there yet). Entries whose tasks are in PostgreSQL already are among the ids only.
+// What one round of a flush read (FlushOutbox): every entry id (entries without fields too) and
+// the entries. Entries whose tasks are in PostgreSQL already are among the ids only.
 struct OutboxRead {
   std::vector<OutboxEntry> entries;
   std::vector<std::string> ids;
-  std::multimap<std::string, std::string> state_ids;
   std::vector<std::string> waiting;  // this process's submit entries left pending (OwnEntries)
 };
 

@@ -414,34 +414,46 @@ void AppendRecordsFromJson(const std::string& text, std::vector<Fields>& records
 
 // An "acked" record's values (kAckedRecordFields, after its kind) as the two records it stands
 // for: the attempt that succeeded, then the task's state after it. Each pair: a field of the
-// record made, the acked field it takes.
-using Rename = std::pair<const char*, const char*>;
-constexpr std::array<Rename, 7> kAttemptOfAcked = {{{"task_id", "id"},
-                                                    {"attempt", "attempts"},
-                                                    {"worker", "worker"},
-                                                    {"started", "started"},
-                                                    {"finished", "finished"},
-                                                    {"http", "http"},
-                                                    {"excerpt", "excerpt"}}};
-constexpr std::array<Rename, 9> kStateOfAcked = {{{"id", "id"},
-                                                  {"ver", "ver"},
-                                                  {"retry", "retry"},
-                                                  {"attempts", "attempts"},
-                                                  {"updated", "finished"},
-                                                  {"lerr", "lerr"},
-                                                  {"result", "result"},
-                                                  {"dedup", "dedup"},
-                                                  {"fastused", "fastused"}}};
+// record made, the position of the acked field it takes.
+constexpr size_t AckedAt(std::string_view name) {
+  size_t i = 0;
+  while (i < kAckedRecordFields.size() && name != kAckedRecordFields[i]) ++i;
+  return i;
+}
+using Rename = std::pair<const char*, size_t>;
+constexpr std::array<Rename, 7> kAttemptOfAcked = {{{"task_id", AckedAt("id")},
+                                                    {"attempt", AckedAt("attempts")},
+                                                    {"worker", AckedAt("worker")},
+                                                    {"started", AckedAt("started")},
+                                                    {"finished", AckedAt("finished")},
+                                                    {"http", AckedAt("http")},
+                                                    {"excerpt", AckedAt("excerpt")}}};
+constexpr std::array<Rename, 9> kStateOfAcked = {{{"id", AckedAt("id")},
+                                                  {"ver", AckedAt("ver")},
+                                                  {"retry", AckedAt("retry")},
+                                                  {"attempts", AckedAt("attempts")},
+                                                  {"updated", AckedAt("finished")},
+                                                  {"lerr", AckedAt("lerr")},
+                                                  {"result", AckedAt("result")},
+                                                  {"dedup", AckedAt("dedup")},
+                                                  {"fastused", AckedAt("fastused")}}};
+static_assert(
+    std::ranges::all_of(kAttemptOfAcked,
+                        [](const Rename& r) { return r.second < kAckedRecordFields.size(); }) &&
+        std::ranges::all_of(kStateOfAcked,
+                            [](const Rename& r) { return r.second < kAckedRecordFields.size(); }),
+    "an acked record holds every field its attempt and state take");
 void AppendAckedRecords(const char*& p, const char* end, std::vector<Fields>& records) {
-  Fields acked;
-  for (const char* name : kAckedRecordFields) {
-    if (std::optional<std::string> value = PackedValue(p, end)) acked[name] = std::move(*value);
-  }
+  // Read by position, not into a map of its own: every ack of a drain comes through here.
+  std::array<std::optional<std::string_view>, kAckedRecordFields.size()> acked;
+  std::array<std::string, kAckedRecordFields.size()> made;
+  for (size_t i = 0; i < acked.size(); ++i) acked[i] = PackedText(p, end, made[i], "outbox record");
   // An attempt keeps a '' (its worker); a state's '' is none, as in their own packed records.
   auto take = [&acked](Fields& to, std::span<const Rename> renames, bool empty_is_none) {
+    to.reserve(renames.size() + 2);
     for (const auto& [name, from] : renames) {
-      auto it = acked.find(from);
-      if (it != acked.end() && !(empty_is_none && it->second.empty())) to[name] = it->second;
+      const std::optional<std::string_view>& value = acked[from];
+      if (value && !(empty_is_none && value->empty())) to.emplace(name, *value);
     }
   };
   Fields& attempt = records.emplace_back();
