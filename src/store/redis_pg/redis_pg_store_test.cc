@@ -645,6 +645,47 @@ TEST(RedisPgStore, TasksWrittenAFieldPerValueStillWork) {
   store.Close();
 }
 
+// A task hash whose spec the previous release wrote (the inside of a JSON array, not msgpack)
+// is leased and acked after an upgrade, and recorded whole.
+TEST(RedisPgStore, ATaskWhoseSpecIsJsonStillWorks) {
+  std::string ns;
+  auto own = OpenOwn("json-spec", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  core::TaskSpec spec = TestSpec("js");
+  spec.payload = R"({"quote":"\"","accent":"é"})";
+  ASSERT_TRUE(
+      Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
+  const std::string key = "madeira:" + ns + ":{q}:task:js";
+  const std::string sched = std::to_string(kT0);
+  redis_pg::RedisConn admin = AdminRedis();
+  ASSERT_NE(admin.Command({"HGET", key, "spec"}).str.front(), '"');  // msgpack now
+  const std::string json = R"("id","js","type","t","queue","q","pv","1","payload",)"
+                           R"("{\"quote\":\"\\\"\",\"accent\":\"é\"}","sched",")" +
+                           sched +
+                           R"(","timeout","30000","maxr","5","prio","0","trace","",)"
+                           R"("chash","h-js","created",")" +
+                           sched + R"(","updated",")" + sched + R"(","next",")" + sched +
+                           R"(","ready",")" + sched + R"(","ver","1")";
+  admin.Command({"HSET", key, "spec", json});
+  ASSERT_EQ(admin.Command({"HGET", key, "spec"}).str, json);
+
+  auto leased = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  ASSERT_TRUE(leased) << leased.error().message;
+  ASSERT_EQ(leased->leases.size(), 1u);
+  EXPECT_EQ(leased->leases[0].task.spec.payload, spec.payload);
+  EXPECT_EQ(leased->leases[0].task.spec.content_hash, "h-js");
+  AckRequest ack;
+  ack.lease_id = leased->leases[0].lease_id;
+  ack.now = kT0 + 3;
+  ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Ack(ack, done); }));
+  auto recorded = Await<core::Task>([&](auto done) { store.Get("js", done); });  // from PG
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  EXPECT_EQ(recorded->status, core::TaskStatus::kSucceeded);
+  EXPECT_EQ(recorded->spec.payload, spec.payload);
+  store.Close();
+}
+
 // A live task's hash is two values, its spec and its packed fields ("st"). One that Madeira
 // wrote before it packed them (a field each beside the spec) is promoted, cancelled, leased,
 // failed and acked as before, and holds the two values again after its first change.
@@ -1422,6 +1463,57 @@ TEST(RedisPgStore, ALeaseReachesTheRecordFromItsProcessNotTheOutbox) {
   EXPECT_EQ(row(acked), "3 succeeded 1 t");
   EXPECT_EQ(row(still), "2 running 1 t");
   EXPECT_EQ(row("l3"), "2 running 1 t");
+}
+
+// A task's spec is packed as msgpack, whose bytes are anything (a length over 255 is written as
+// two bytes, one of them here a control character): a replay's snapshot of the hash still
+// reaches PostgreSQL whole through the outbox's JSON records, its edit over the spec.
+TEST(RedisPgStore, AReplayedTaskReachesTheRecordWithItsSpecWhole) {
+  std::string ns;
+  auto own = OpenOwn("replayed-spec", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  core::TaskSpec spec = TestSpec("r1");
+  spec.payload = "{\"note\":\"" + std::string(300, 'x') + " \\\"q\\\" \u00e9\xc3\xa9 /\"}";
+  spec.idempotency_key = "key \"7\"";
+  spec.trace_id = "trace-r1";
+  spec.owner = "team-a";
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>(
+      [&](auto done) { store.Submit({spec}, testing::kT0, done); }));
+  auto leased = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(1), done); });
+  ASSERT_TRUE(leased);
+  ASSERT_EQ(leased->leases.size(), 1u);
+  EXPECT_EQ(leased->leases[0].task.spec.payload, spec.payload);
+  FailRequest fail;
+  fail.lease_id = leased->leases[0].lease_id;
+  fail.now = testing::kT0 + 2;
+  RetryDecider to_dead = [](const core::Task&, const core::Failure&, int) {
+    return core::RetryDecision{};
+  };
+  ASSERT_TRUE(Await<AttemptReport>([&](auto done) { store.Fail(fail, to_dead, done); }));
+  ReplayEdits edits;
+  edits.payload = "{\"fixed\":\"" + std::string(400, 'y') + "\"}";
+  auto replayed = Await<std::vector<core::Task>>([&](auto done) {
+    store.Replay(
+        {{"r1"}, {}}, edits,
+        [](const core::Task&, const ReplayEdits&) -> core::Result<Unit> { return Unit{}; },
+        testing::kT0 + 3, done);
+  });
+  ASSERT_TRUE(replayed);
+  ASSERT_EQ(replayed->size(), 1u);
+  // A read served from PostgreSQL waits for every record written before it.
+  ASSERT_TRUE(Await<SearchPage>([&](auto done) { store.Search(SearchQuery{}, done); }));
+  redis_pg::PgConn pg(Env("MADEIRA_TEST_DATABASE_URL"), "madeira_" + ns);
+  redis_pg::PgResult r = pg.Exec(
+      "SELECT payload, idempotency_key, trace_id, owner, status FROM task_rows WHERE task_id = $1",
+      {"r1"});
+  ASSERT_EQ(r.Rows(), 1);
+  EXPECT_EQ(r.Text(0, 0), *edits.payload);
+  EXPECT_EQ(r.Text(0, 1), *spec.idempotency_key);
+  EXPECT_EQ(r.Text(0, 2), spec.trace_id);
+  EXPECT_EQ(r.Text(0, 3), spec.owner);
+  EXPECT_EQ(r.Text(0, 4), "pending");
+  store.Close();
 }
 
 // A record written before task states had their own table (schema 5: one wide `tasks` row a

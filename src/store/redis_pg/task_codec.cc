@@ -244,19 +244,37 @@ void AppendCopyRow(std::string& out, const Row& row) {
   out += '\n';
 }
 
+// One text value of a packed spec: a msgpack string (msgpuck writes the header).
+void AppendPacked(std::string& out, std::string_view text) {
+  const size_t at = out.size();
+  out.resize(at + mp_sizeof_str(static_cast<uint32_t>(text.size())));
+  mp_encode_str(out.data() + at, text.data(), static_cast<uint32_t>(text.size()));
+}
 void AppendPair(std::string& out, std::string_view name, std::string_view value) {
-  if (!out.empty()) out += ',';
-  out += '"';
-  out.append(name);  // names are the literals below: nothing to escape
-  out += "\",";
-  core::AppendJsonString(out, value);
+  AppendPacked(out, name);
+  AppendPacked(out, value);
+}
+
+// A spec written before specs were packed as msgpack (PackedSpec): the inside of a flat JSON
+// array, which always starts with a name's quote (no msgpack string does: their first byte is
+// >= 0xa0).
+bool IsJsonSpec(std::string_view spec) { return !spec.empty() && spec.front() == '"'; }
+
+// The next value of a msgpack spec, which must be text; p moves past it.
+std::string_view SpecText(const char*& p, const char* end) {
+  const char* past = p;
+  if (p >= end || mp_check(&past, end) != 0) throw std::runtime_error("packed task spec truncated");
+  if (mp_typeof(*p) != MP_STR) throw std::runtime_error("packed task spec holds a value not text");
+  uint32_t len = 0;
+  const char* text = mp_decode_str(&p, &len);
+  return {text, len};
 }
 
 }  // namespace
 
 std::string PackedSpec(const core::TaskSpec& t, core::Millis now) {
   std::string out;
-  out.reserve(t.payload.size() + 320);
+  out.reserve(t.payload.size() + 256);
   const std::string at = Num(now);
   const std::string sched = Num(t.schedule_time);
   AppendPair(out, "id", t.task_id);
@@ -344,10 +362,20 @@ std::optional<std::string> PackedValue(const char*& p, const char* end,
 
 // The fields of a packed spec that `f` does not hold itself.
 void AddSpecFields(Fields& f, const std::string& spec) {
-  const boost::json::value all = ParseRecordJson("[" + spec + "]", "packed task spec");
-  const boost::json::array& flat = all.get_array();
-  for (size_t i = 0; i + 1 < flat.size(); i += 2) {
-    f.try_emplace(RecordValue(flat[i]), RecordValue(flat[i + 1]));
+  if (IsJsonSpec(spec)) {
+    const boost::json::value all = ParseRecordJson("[" + spec + "]", "packed task spec");
+    const boost::json::array& flat = all.get_array();
+    for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+      f.try_emplace(RecordValue(flat[i]), RecordValue(flat[i + 1]));
+    }
+    return;
+  }
+  const char* p = spec.data();
+  const char* end = p + spec.size();
+  while (p < end) {
+    const std::string_view name = SpecText(p, end);
+    const std::string_view value = SpecText(p, end);
+    f.try_emplace(std::string(name), value);
   }
 }
 
@@ -606,9 +634,34 @@ class TaskValues {
     if (p != end) throw std::runtime_error("task state holds more values than it has fields");
   }
 
-  // A packed spec's fields (see AddSpecFields). The parsed spec stays here: the values are views
-  // of it.
+  // A packed spec's fields (see AddSpecFields): views of `spec`, or for a JSON spec of its
+  // parse, kept here.
   void OfferSpec(std::string_view spec) {
+    if (IsJsonSpec(spec)) return OfferJsonSpec(spec);
+    const char* p = spec.data();
+    const char* end = p + spec.size();
+    while (p < end) {
+      const std::string_view name = SpecText(p, end);
+      const std::string_view value = SpecText(p, end);
+      if (std::optional<size_t> at = FieldAt(name)) Offer(*at, value);
+    }
+  }
+
+  std::optional<std::string_view> Maybe(size_t at) const { return values_[at]; }
+  std::string_view Need(size_t at) const {
+    if (!values_[at]) {
+      throw std::runtime_error(std::string("task hash lacks field ") + kTaskFieldNames[at]);
+    }
+    return *values_[at];
+  }
+  int64_t Num(size_t at) const { return Number(at, Need(at)); }
+  int64_t NumOr(size_t at, int64_t fallback) const {
+    return values_[at] ? Number(at, *values_[at]) : fallback;
+  }
+  bool Flag(size_t at) const { return values_[at] == "1"; }
+
+ private:
+  void OfferJsonSpec(std::string_view spec) {
     boost::json::parse_options options;
     options.allow_invalid_utf8 = true;  // cjson copies bytes >= 0x80 as they are
     boost::json::stream_parser parser({}, options);
@@ -628,21 +681,6 @@ class TaskValues {
       if (at && !values_[*at]) Offer(*at, Text(flat[i + 1], *at));
     }
   }
-
-  std::optional<std::string_view> Maybe(size_t at) const { return values_[at]; }
-  std::string_view Need(size_t at) const {
-    if (!values_[at]) {
-      throw std::runtime_error(std::string("task hash lacks field ") + kTaskFieldNames[at]);
-    }
-    return *values_[at];
-  }
-  int64_t Num(size_t at) const { return Number(at, Need(at)); }
-  int64_t NumOr(size_t at, int64_t fallback) const {
-    return values_[at] ? Number(at, *values_[at]) : fallback;
-  }
-  bool Flag(size_t at) const { return values_[at] == "1"; }
-
- private:
   void Offer(size_t at, std::string_view value) {
     if (!values_[at]) values_[at] = value;
   }

@@ -16,12 +16,16 @@ namespace madeira::store::redis_pg {
 
 using Fields = std::unordered_map<std::string, std::string>;
 
-// A task's packed spec (hash field "spec"): the fields a task is created with, as the inside of a
-// flat JSON array (`"id","t-1","payload","{...}",...`). The scripts never look inside it: a new
-// task's hash holds the fields they read or change (packed too, "st": see kLiveFields) plus this
-// one value, and its record for PostgreSQL is this text with its seq and status put in front.
-// Redis pays per value it stores, logs and answers, far more than per byte, so one value instead
-// of sixteen is most of a submit's cost (docs/architecture.md, "Task layout").
+// A task's packed spec (hash field "spec"): the fields a task is created with, name and value
+// after name and value, each a msgpack string (`id`, `t-1`, `payload`, `{...}`, ...). The
+// scripts never look inside it: a new task's hash holds the fields they read or change (packed
+// too, "st": see kLiveFields) plus this one value, and its record for PostgreSQL is this text
+// with its seq and status put in front. Redis pays per value it stores, logs and answers, far
+// more than per byte, so one value instead of sixteen is most of a submit's cost
+// (docs/architecture.md, "Task layout"). Specs an older Madeira wrote are the inside of a flat JSON
+// array (`"id","t-1",...`); they are read as well (a JSON spec starts with a quote, a msgpack
+// string never does). msgpack rather than JSON: reading a lease's 100 JSON specs was a quarter
+// of madeira's instructions for a drained task (docs/benchmarks.md, twenty-seventh round).
 std::string PackedSpec(const core::TaskSpec& t, core::Millis now);
 // Fills the fields of `f`'s packed spec that `f` does not hold itself (the hash's own fields are
 // newer: a replay's edit, a transition) and drops "spec". A hash without one is left as it is.

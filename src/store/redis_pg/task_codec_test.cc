@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json_text.h"
 #include "store/redis_pg/scripts.h"
 
 namespace madeira::store::redis_pg {
@@ -426,6 +427,61 @@ TEST(PackedTask, ALeasedTaskReadsAsThroughItsFields) {
   }
 }
 
+// A spec as an older Madeira packed it: the inside of a flat JSON array, the same fields.
+std::string JsonSpec(const core::TaskSpec& t, core::Millis now) {
+  std::string out;
+  auto pair = [&out](std::string_view name, std::string_view value) {
+    if (!out.empty()) out += ',';
+    core::AppendJsonString(out, name);
+    out += ',';
+    core::AppendJsonString(out, value);
+  };
+  pair("id", t.task_id);
+  pair("type", t.task_type);
+  pair("queue", t.queue);
+  pair("pv", std::to_string(t.payload_version));
+  pair("payload", t.payload);
+  pair("sched", std::to_string(t.schedule_time));
+  pair("timeout", std::to_string(t.timeout_ms));
+  pair("maxr", std::to_string(t.max_retries));
+  pair("prio", std::to_string(t.priority));
+  pair("trace", t.trace_id);
+  if (t.idempotency_key) pair("ikey", *t.idempotency_key);
+  pair("chash", t.content_hash);
+  if (!t.owner.empty()) pair("owner", t.owner);
+  pair("created", std::to_string(now));
+  pair("updated", std::to_string(now));
+  pair("next", std::to_string(t.schedule_time));
+  pair("ready", std::to_string(t.schedule_time));
+  pair("ver", "1");
+  return out;
+}
+
+// Tasks submitted before specs were packed as msgpack are still in Redis after an upgrade: their
+// JSON specs read as the same task everywhere a spec is read (a lease, a hash read whole, a new
+// task's outbox record).
+TEST(PackedTask, ASpecAnOlderMadeiraWroteReadsAsTheSameTask) {
+  core::TaskSpec spec = Spec();
+  spec.owner = "team-a";
+  const std::string packed = PackedSpec(spec, kNow);
+  const std::string json = JsonSpec(spec, kNow);
+  ASSERT_NE(packed.front(), '"');
+  ASSERT_EQ(json.front(), '"');
+  const std::string st = LiveState({{"status", "running"}, {"seq", "41"}, {"ver", "2"}});
+  Fields state_packed;
+  Fields state_json;
+  const LiveTask from_packed = LeasedTask(st, packed, &state_packed);
+  ExpectSameLiveTask(LeasedTask(st, json, &state_json), from_packed);
+  EXPECT_EQ(state_json, state_packed);
+  EXPECT_EQ(from_packed.task.spec.payload, spec.payload);
+  EXPECT_EQ(from_packed.task.spec.idempotency_key, spec.idempotency_key);
+  EXPECT_EQ(from_packed.task.spec.owner, "team-a");
+  ExpectSameLiveTask(TaskFromFields(FieldsFromFlat(Flat({"st", st, "spec", json}))), from_packed);
+  EXPECT_EQ(NewTaskRecord("41\tpending", json), NewTaskRecord("41\tpending", packed));
+  // The msgpack spec is the shorter: names and values carry no quotes and no escapes.
+  EXPECT_LT(packed.size(), json.size());
+}
+
 // A damaged reply is an error for the lease that read it (the map's errors), never a read past
 // its end or a task made up.
 TEST(PackedTask, ALeasedTaskThatCannotBeReadSaysSo) {
@@ -439,6 +495,17 @@ TEST(PackedTask, ALeasedTaskThatCannotBeReadSaysSo) {
   EXPECT_THROW(LeasedTask(Packed().True().bytes() + st.substr(1), spec, nullptr),
                std::runtime_error);
   EXPECT_THROW(LeasedTask(st, "\"id\",\"t-1\",{", nullptr), std::runtime_error);
+  // Cut anywhere before its optional last fields (next, ready, ver: st has the lease's), or
+  // inside a value, a spec lacks what a task needs or cannot be read.
+  const size_t optional_from = spec.find("\xa4next");
+  ASSERT_NE(optional_from, std::string::npos);
+  for (size_t cut = 1; cut < optional_from; ++cut) {
+    EXPECT_THROW(LeasedTask(st, spec.substr(0, cut), nullptr), std::runtime_error) << cut;
+    const RedisReply hash = Flat({"st", st, "spec", spec.substr(0, cut)});
+    EXPECT_THROW(TaskFromFields(FieldsFromFlat(hash)), std::runtime_error) << cut;
+  }
+  EXPECT_THROW(LeasedTask(st, spec.substr(0, spec.size() - 1), nullptr), std::runtime_error);
+  EXPECT_THROW(LeasedTask(st, spec + Packed().U(5).bytes(), nullptr), std::runtime_error);
   EXPECT_THROW(LeasedTask(st, spec.substr(0, spec.size() / 2), nullptr), std::runtime_error);
   // A field it needs missing, or a number that is none.
   EXPECT_THROW(LeasedTask(st, "\"id\",\"t-1\"", nullptr), std::runtime_error);
