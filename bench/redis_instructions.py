@@ -18,6 +18,12 @@ in it `make OPTIMIZATION=-O2 CFLAGS=-g USE_SYSTEM_JEMALLOC=yes BUILD_TLS=no`, ~1
 binary is src/redis-server), --breakdown splits each step by Redis function, and --keep DIR
 keeps the three dumps (DIR/callgrind.out.1 submit, .2 lease, .3 ack) for `callgrind_annotate
 --inclusive=yes DIR/callgrind.out.2` (docs/benchmarks.md, fourteenth round).
+
+--madeira counts the madeira server's instructions instead (it runs under callgrind, Redis
+as is): what a task costs the store thread, the recorder and HTTP together. The recorder copies
+a lease's change with its next flush, which may fall in the ack's step: read lease + ack as
+one. The ack's step ends with a search, served once the record holds every ack
+(docs/benchmarks.md, twenty-seventh round).
 """
 import argparse
 import http.client
@@ -123,6 +129,8 @@ def main():
     ap.add_argument("--breakdown", action="store_true",
                     help="also split each step by Redis function (needs --redis-server with "
                          "symbols)")
+    ap.add_argument("--madeira", action="store_true",
+                    help="count the madeira server's instructions instead of Redis's")
     ap.add_argument("--keep", metavar="DIR",
                     help="copy the callgrind dumps (submit, lease, ack) into DIR")
     args = ap.parse_args()
@@ -135,8 +143,9 @@ def main():
     tasks = args.tasks // PER_REQUEST * PER_REQUEST
     work = tempfile.mkdtemp(prefix="redis-instructions-")
     redis_port = free_port()
+    callgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/callgrind.out"]
     redis = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/callgrind.out",
+        ([] if args.madeira else callgrind) + [
          args.redis_server, "--bind", "127.0.0.1", "--port", str(redis_port), "--dir", work,
          "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
         stdout=subprocess.DEVNULL, stderr=open(f"{work}/valgrind.log", "w"))
@@ -147,7 +156,7 @@ def main():
             120)
         log = open(f"{work}/madeira.log", "w+")
         server = subprocess.Popen(
-            [args.binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", f"{work}/data",
+            (callgrind if args.madeira else []) + [args.binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", f"{work}/data",
              "--store", "redis-pg", "--redis-url", f"redis://127.0.0.1:{redis_port}",
              "--database-url", database_url, "--namespace", f"instr{os.getpid()}"],
             stdout=log, stderr=subprocess.STDOUT)
@@ -155,16 +164,18 @@ def main():
         def listening():
             log.seek(0)
             return "listening on " in log.read()
-        wait_until("madeira", listening, 120)
+        wait_until("madeira", listening, 300 if args.madeira else 120)
         log.seek(0)
         port = int(log.read().split("listening on ")[1].split()[0].rsplit(":", 1)[1])
         madeira = Madeira(port)
 
-        def dump():
-            subprocess.run(["callgrind_control", "--dump", str(redis.pid)], capture_output=True,
-                           check=True)
+        measured = server if args.madeira else redis
 
-        subprocess.run(["callgrind_control", "--zero", str(redis.pid)], capture_output=True,
+        def dump():
+            subprocess.run(["callgrind_control", "--dump", str(measured.pid)],
+                           capture_output=True, check=True)
+
+        subprocess.run(["callgrind_control", "--zero", str(measured.pid)], capture_output=True,
                        check=True)
         for _ in range(0, tasks, PER_REQUEST):
             madeira.post("/v1/tasks/batch", {"tasks": [
@@ -183,12 +194,16 @@ def main():
         for i in range(0, len(leases), PER_REQUEST):
             madeira.post("/v1/leases/ack", {"acks": [{"lease_id": lease["lease_id"]}
                                                       for lease in leases[i:i + PER_REQUEST]]})
+        if args.madeira:  # served from PostgreSQL once the record holds every ack
+            madeira.conn.request("GET", "/v1/tasks?queue=instructions&limit=1")
+            madeira.conn.getresponse().read()
         dump()
         dumps = sorted((p for p in os.listdir(work) if p.startswith("callgrind.out.")),
                        key=lambda p: int(p.rsplit(".", 1)[1]))
         if len(dumps) < 3:
             raise SystemExit(f"redis_instructions: {len(dumps)} callgrind dumps, not 3")
-        print(f"{os.path.basename(args.binary)}: Redis instructions a task, {tasks} tasks, "
+        whose = "madeira" if args.madeira else "Redis"
+        print(f"{os.path.basename(args.binary)}: {whose} instructions a task, {tasks} tasks, "
               f"{PER_REQUEST} a request")
         steps = list(zip(STEPS, (os.path.join(work, name) for name in dumps[:3])))
         for step, dump in steps:
