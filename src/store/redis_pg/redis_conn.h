@@ -34,6 +34,8 @@ struct RedisReply {
 };
 
 using RedisCommand = std::vector<std::string>;
+// `command` as Redis reads it (RESP: an array of bulk strings), after `out`.
+void AppendCommand(std::string& out, const RedisCommand& command);
 
 // redis://[[user]:password@]host[:port][/db]
 struct RedisEndpoint {
