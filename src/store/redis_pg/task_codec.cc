@@ -205,32 +205,24 @@ Row FullRow(const Fields& f, int64_t ver) {
 }
 
 // One value in COPY's text format: \N for none; backslash, tab, newline and carriage return
-// escaped (the only bytes the format gives a meaning).
+// escaped (the only bytes the format gives a meaning). One pass over the bytes: find_first_of
+// with a set of four looks each byte up in the set, a twentieth of a drained task's instructions.
 void AppendCopyValue(std::string& out, const std::optional<std::string>& v) {
   if (!v) {
     out += "\\N";
     return;
   }
-  std::string_view rest = *v;
-  for (;;) {
-    const size_t special = rest.find_first_of("\\\t\n\r");
-    out.append(rest.substr(0, special));
-    if (special == std::string_view::npos) return;
-    switch (rest[special]) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        out += "\\r";
-    }
-    rest.remove_prefix(special + 1);
+  const std::string& text = *v;
+  size_t from = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c != '\\' && c != '\t' && c != '\n' && c != '\r') continue;
+    out.append(text, from, i - from);
+    out += '\\';
+    out += c == '\\' ? '\\' : c == '\t' ? 't' : c == '\n' ? 'n' : 'r';
+    from = i + 1;
   }
+  out.append(text, from);
 }
 
 // One line of COPY text: the row's values, in order.
