@@ -1,9 +1,10 @@
 #include "store/redis_pg/ops.h"
 
 #include <array>
-#include <cstdio>
 #include <stdexcept>
 #include <string_view>
+
+#include "core/ids.h"
 
 namespace madeira::store::redis_pg {
 
@@ -21,13 +22,6 @@ core::TaskStatus StatusOf(const std::string& text) {
 }
 
 void AppendTaskArgs(std::vector<std::string>& args, const core::TaskSpec& t, Millis now);
-
-std::string NewLeaseId(core::Random& random) {
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(random.Next64()),
-                static_cast<unsigned long long>(random.Next64()));
-  return buf;
-}
 
 }  // namespace
 
@@ -112,7 +106,7 @@ RedisCall LeaseCall(const LeaseRequest& request, core::Random& random) {
   if (!request.task_types.empty() && allowed.empty()) allowed.push_back("\t");
   call.args.push_back(Num(static_cast<int64_t>(allowed.size())));
   call.args.insert(call.args.end(), allowed.begin(), allowed.end());
-  for (int i = 0; i < want; ++i) call.args.push_back(NewLeaseId(random));
+  for (int i = 0; i < want; ++i) call.args.push_back(core::MakeToken(random));
   return call;
 }
 
