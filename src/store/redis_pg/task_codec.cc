@@ -265,6 +265,7 @@ std::string_view SpecText(const char*& p, const char* end) {
 }  // namespace
 
 std::string PackedSpec(const core::TaskSpec& t, core::Millis now) {
+  // Written in kSpecOrder's order: a lease reads the names expecting it.
   std::string out;
   out.reserve(t.payload.size() + 256);
   const std::string at = Num(now);
@@ -589,6 +590,11 @@ std::optional<size_t> FieldAt(std::string_view name) {
   if (it == by_name.end()) return std::nullopt;
   return it->second;
 }
+// The fields PackedSpec writes, in its order.
+constexpr std::array<size_t, 18> kSpecOrder = {
+    At("id"),      At("type"),    At("queue"),   At("pv"),    At("payload"), At("sched"),
+    At("timeout"), At("maxr"),    At("prio"),    At("trace"), At("ikey"),    At("chash"),
+    At("owner"),   At("created"), At("updated"), At("next"),  At("ready"),   At("ver")};
 // Where each field of a state record (kStateRecordFields) is.
 constexpr std::array<size_t, kStateRecordFields.size()> kStateRecordAt = [] {
   std::array<size_t, kStateRecordFields.size()> at{};
@@ -632,10 +638,20 @@ class TaskValues {
     if (IsJsonSpec(spec)) return OfferJsonSpec(spec);
     const char* p = spec.data();
     const char* end = p + spec.size();
+    size_t next = 0;  // in kSpecOrder: where the name read next is expected
     while (p < end) {
       const std::string_view name = SpecText(p, end);
       const std::string_view value = SpecText(p, end);
-      if (std::optional<size_t> at = FieldAt(name)) Offer(*at, value);
+      std::optional<size_t> at;
+      // PackedSpec's order first, past at most two optional fields; any other name by hash.
+      for (size_t i = next; i < kSpecOrder.size() && i <= next + 2; ++i) {
+        if (name != kTaskFieldNames[kSpecOrder[i]]) continue;
+        at = kSpecOrder[i];
+        next = i + 1;
+        break;
+      }
+      if (!at) at = FieldAt(name);
+      if (at) Offer(*at, value);
     }
   }
 
