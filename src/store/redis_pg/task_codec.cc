@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <charconv>
 #include <map>
+#include <span>
 #include <stdexcept>
 #include <utility>
 
@@ -262,6 +263,17 @@ std::string_view SpecText(const char*& p, const char* end) {
   return {text, len};
 }
 
+// Calls each(name, value) for every field of a msgpack spec, in order; views of `spec`.
+template <typename Each>
+void ForEachPackedSpecField(std::string_view spec, Each each) {
+  const char* p = spec.data();
+  const char* end = p + spec.size();
+  while (p < end) {
+    const std::string_view name = SpecText(p, end);
+    each(name, SpecText(p, end));
+  }
+}
+
 }  // namespace
 
 std::string PackedSpec(const core::TaskSpec& t, core::Millis now) {
@@ -363,13 +375,9 @@ void AddSpecFields(Fields& f, const std::string& spec) {
     }
     return;
   }
-  const char* p = spec.data();
-  const char* end = p + spec.size();
-  while (p < end) {
-    const std::string_view name = SpecText(p, end);
-    const std::string_view value = SpecText(p, end);
+  ForEachPackedSpecField(spec, [&f](std::string_view name, std::string_view value) {
     f.try_emplace(std::string(name), value);
-  }
+  });
 }
 
 }  // namespace
@@ -395,16 +403,6 @@ void UnpackSpec(Fields& f) {
   const std::string spec = std::move(it->second);
   f.erase(it);
   AddSpecFields(f, spec);
-}
-
-Fields FieldsFromValues(std::span<const RedisReply> values, std::span<const char* const> names) {
-  Fields f;
-  for (size_t i = 0; i < values.size() && i < names.size(); ++i) {
-    if (!values[i].IsNil()) f[names[i]] = values[i].str;
-  }
-  UnpackLive(f);
-  UnpackSpec(f);
-  return f;
 }
 
 Fields FieldsFromFlat(const RedisReply& flat) {
@@ -616,11 +614,7 @@ class TaskValues {
 
   // A map's fields (a hash read whole, its st and spec unpacked); names of no task field are
   // left out.
-  explicit TaskValues(const Fields& f) {
-    for (const auto& [name, value] : f) {
-      if (std::optional<size_t> at = FieldAt(name)) Offer(*at, value);
-    }
-  }
+  explicit TaskValues(const Fields& f) { OfferFields(f); }
 
   // A packed st's values (see UnpackLive), nil ones left out.
   void OfferPackedState(std::string_view st) {
@@ -632,16 +626,15 @@ class TaskValues {
     if (p != end) throw std::runtime_error("task state holds more values than it has fields");
   }
 
-  // A packed spec's fields (see AddSpecFields): views of `spec`, or for a JSON spec of its
-  // parse, kept here.
+  // A packed spec's fields (see AddSpecFields): views of `spec`, or of the map a JSON spec (an
+  // older Madeira's) is read into, kept here.
   void OfferSpec(std::string_view spec) {
-    if (IsJsonSpec(spec)) return OfferJsonSpec(spec);
-    const char* p = spec.data();
-    const char* end = p + spec.size();
+    if (IsJsonSpec(spec)) {
+      AddSpecFields(json_spec_.emplace(), std::string(spec));
+      return OfferFields(*json_spec_);
+    }
     size_t next = 0;  // in kSpecOrder: where the name read next is expected
-    while (p < end) {
-      const std::string_view name = SpecText(p, end);
-      const std::string_view value = SpecText(p, end);
+    ForEachPackedSpecField(spec, [&](std::string_view name, std::string_view value) {
       std::optional<size_t> at;
       // PackedSpec's order first, past at most two optional fields; any other name by hash.
       for (size_t i = next; i < kSpecOrder.size() && i <= next + 2; ++i) {
@@ -652,7 +645,7 @@ class TaskValues {
       }
       if (!at) at = FieldAt(name);
       if (at) Offer(*at, value);
-    }
+    });
   }
 
   std::optional<std::string_view> Maybe(size_t at) const { return values_[at]; }
@@ -669,35 +662,14 @@ class TaskValues {
   bool Flag(size_t at) const { return values_[at] == "1"; }
 
  private:
-  void OfferJsonSpec(std::string_view spec) {
-    boost::json::parse_options options;
-    options.allow_invalid_utf8 = true;  // cjson copies bytes >= 0x80 as they are
-    boost::json::stream_parser parser({}, options);
-    parser.reset(&spec_memory_);
-    boost::json::error_code ec;
-    parser.write("[", 1, ec);
-    if (!ec) parser.write(spec.data(), spec.size(), ec);
-    if (!ec) parser.write("]", 1, ec);
-    if (!ec) parser.finish(ec);
-    if (ec) throw std::runtime_error("packed task spec is not a JSON array");
-    // Moved in, not assigned: assigning a value kept elsewhere (spec_memory_) copies it.
-    const boost::json::array& flat = spec_.emplace(parser.release()).get_array();
-    for (size_t i = 0; i + 1 < flat.size(); i += 2) {
-      const boost::json::string* name = flat[i].if_string();
-      if (name == nullptr) continue;  // no task field is named by a number
-      std::optional<size_t> at = FieldAt(*name);
-      if (at && !values_[*at]) Offer(*at, Text(flat[i + 1], *at));
+  // Names of no task field are left out.
+  void OfferFields(const Fields& f) {
+    for (const auto& [name, value] : f) {
+      if (std::optional<size_t> at = FieldAt(name)) Offer(*at, value);
     }
   }
   void Offer(size_t at, std::string_view value) {
     if (!values_[at]) values_[at] = value;
-  }
-  // A spec value as text: a string, or a number (cjson leaves a number a number) as made here.
-  std::string_view Text(const boost::json::value& v, size_t at) {
-    if (const boost::json::string* s = v.if_string()) return std::string_view(*s);
-    if (v.is_int64()) return made_[at] = std::to_string(v.get_int64());
-    if (v.is_uint64()) return made_[at] = std::to_string(v.get_uint64());
-    throw std::runtime_error("packed task spec holds a value that is not text");
   }
   static int64_t Number(size_t at, std::string_view text) {
     int64_t v = 0;
@@ -712,10 +684,7 @@ class TaskValues {
 
   std::array<std::optional<std::string_view>, kTaskFieldCount> values_;
   std::array<std::string, kTaskFieldCount> made_;  // values made here (numbers as text)
-  // A task's spec is parsed into this first: one lease reads 100 of them.
-  std::array<unsigned char, 4096> spec_buffer_;
-  boost::json::monotonic_resource spec_memory_{spec_buffer_.data(), spec_buffer_.size()};
-  std::optional<boost::json::value> spec_;
+  std::optional<Fields> json_spec_;                // a JSON spec's fields (OfferSpec)
 };
 
 Fields StateRecordOf(const TaskValues& task) {

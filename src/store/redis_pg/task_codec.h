@@ -2,7 +2,6 @@
 #pragma once
 
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -38,9 +37,6 @@ void UnpackLive(Fields& f);
 // A flat [name, value, ...] array (HGETALL, a stream entry) as a map, its packed fields and spec
 // unpacked.
 Fields FieldsFromFlat(const RedisReply& flat);
-// The values of `names` (HMGET's answer, nil = the hash lacks that field) as a map, its packed
-// fields and spec unpacked.
-Fields FieldsFromValues(std::span<const RedisReply> values, std::span<const char* const> names);
 // The records of one outbox entry, in order: fields "j", each a JSON array of flat [name, value,
 // ...] arrays, "m", packed state, attempt and acked records one after another (see
 // kStateRecordFields; an acked record reads as its attempt and state), and new tasks as "t"
@@ -70,7 +66,7 @@ struct LiveTask {
 // that start at 0 (retry, attempts, dedup, fastused, infast, token) are absent until set.
 LiveTask TaskFromFields(const Fields& f);
 // A task as the lease script answers it: its "st" as leased (none: a hash without one) and its
-// packed spec, read as TaskFromFields(FieldsFromValues({st, spec})) reads, but straight into
+// packed spec, read as TaskFromFields reads the hash {st, spec} (FieldsFromFlat), but straight into
 // the task, without the map (docs/benchmarks.md, twenty-seventh round). `state`, when given,
 // gets the task's state record (StateRecordOf).
 LiveTask LeasedTask(std::optional<std::string_view> st, std::string_view spec, Fields* state);

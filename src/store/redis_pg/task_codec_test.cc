@@ -337,9 +337,7 @@ TEST(PackedTask, APackedStateOverItsSpecReadsAsTheLeasedTask) {
                                     {"deadline", "1700000030500"},
                                     {"worker", "w\t1"},
                                     {"payload", "{\"edited\":true}"}});
-  static constexpr std::array<const char*, 2> kNames = {"st", "spec"};
-  LiveTask live =
-      TaskFromFields(FieldsFromValues(Flat({st, PackedSpec(spec, kNow)}).elements, kNames));
+  LiveTask live = LeasedTask(st, PackedSpec(spec, kNow), nullptr);
   EXPECT_EQ(live.task.spec.task_id, "t-1");
   EXPECT_EQ(live.task.spec.payload, "{\"edited\":true}");
   EXPECT_EQ(live.task.spec.payload_version, 3);
@@ -413,10 +411,9 @@ TEST(PackedTask, ALeasedTaskReadsAsThroughItsFields) {
        &spec},
       {LiveState({{"status", "running"}, {"seq", "41"}, {"ver", "2"}}), &plain},
       {numbers.bytes(), &spec}};
-  static constexpr std::array<const char*, 2> kNames = {"st", "spec"};
   for (const auto& [st, task] : cases) {
     const std::string packed = PackedSpec(*task, kNow);
-    const Fields fields = FieldsFromValues(Flat({st, packed}).elements, kNames);
+    const Fields fields = FieldsFromFlat(Flat({"st", st, "spec", packed}));
     Fields state;
     const LiveTask leased = LeasedTask(st, packed, &state);
     ExpectSameLiveTask(leased, TaskFromFields(fields));
