@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)TaskFromFields(f);
   });
   Tolerate([&] {
-    const std::vector<Fields> records = RecordsFromFlat(flat);
+    const std::vector<Record> records = RecordsFromFlat(flat);
     const RecordBatch batch = BuildRecordBatch(records);
     // Whatever bytes the values hold, COPY gets whole rows of the right width: tabs and line
     // ends inside a value are escaped.

@@ -431,13 +431,9 @@ void Backend::CopyAndAckLater(const std::string& stream, const OutboxRead& got,
   std::set<std::string> keep(got.waiting.begin(), got.waiting.end());
   if (!deferred.empty()) {  // rare: looked for here rather than indexed for every read
     for (const OutboxEntry& e : got.entries) {
-      for (const Fields& f : e.records) {
-        auto kind = f.find("kind");
-        auto id = f.find("id");
-        if (kind != f.end() && kind->second == "state" && id != f.end() &&
-            deferred.count(id->second) != 0) {
-          keep.insert(e.id);
-        }
+      for (const Record& r : e.records) {
+        const auto* change = std::get_if<StateRecord>(&r);
+        if (change != nullptr && deferred.count(std::string(change->id())) != 0) keep.insert(e.id);
       }
     }
   }
@@ -522,21 +518,22 @@ void Backend::SendDeferredAck() {
 
 std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entries,
                                            std::vector<HeldState>* held) {
-  std::vector<const Fields*> records;  // not copies: a flush holds hundreds of payloads
+  std::vector<const Record*> records;  // not copies: a flush holds hundreds of payloads
   bool all_readable = true;
   for (const OutboxEntry& e : entries) {
     all_readable = all_readable && e.unreadable.empty();
-    for (const Fields& f : e.records) records.push_back(&f);
+    for (const Record& r : e.records) records.push_back(&r);
   }
-  std::vector<const Fields*> held_records;
+  std::vector<const Record*> held_records;
   if (held != nullptr) {
     for (const HeldState& h : *held) held_records.push_back(&h.record);
   }
   // What is left of `held` once its copy is committed: the changes that found no row.
   auto keep_deferred = [&](const std::set<std::string>& deferred) {
     if (held == nullptr) return;
-    std::erase_if(*held,
-                  [&](const HeldState& h) { return deferred.count(h.record.at("id")) == 0; });
+    std::erase_if(*held, [&](const HeldState& h) {
+      return deferred.count(std::string(std::get<StateRecord>(h.record).id())) == 0;
+    });
   };
   if (all_readable) {
     try {
@@ -555,7 +552,7 @@ std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entri
   std::set<std::string> deferred;
   // One part copied: "" once committed (its changes that found no row added to `deferred`),
   // else why it cannot be copied. PostgreSQL away throws.
-  auto copy_part = [&](const std::vector<const Fields*>& part) -> std::string {
+  auto copy_part = [&](const std::vector<const Record*>& part) -> std::string {
     try {
       std::set<std::string> d = CopyToRecord(BuildRecordBatch(part));
       deferred.insert(d.begin(), d.end());
@@ -573,8 +570,8 @@ std::set<std::string> Backend::CopyEntries(const std::vector<OutboxEntry>& entri
   for (const OutboxEntry& e : entries) {
     std::string why = e.unreadable;
     if (why.empty()) {
-      std::vector<const Fields*> part;
-      for (const Fields& f : e.records) part.push_back(&f);
+      std::vector<const Record*> part;
+      for (const Record& r : e.records) part.push_back(&r);
       why = copy_part(part);
       if (why.empty()) continue;
     }

@@ -39,7 +39,7 @@ namespace madeira::store::redis_pg {
 struct OutboxEntry {
   std::string id;
   const RedisReply* fields = nullptr;
-  std::vector<Fields> records;
+  std::vector<Record> records;
   std::string unreadable;
 };
 
@@ -69,7 +69,7 @@ struct NewTasks {
 // A state change its process copies into PostgreSQL itself, not through the outbox (a lease's:
 // kLease writes no record), and when it was handed to the recorder.
 struct HeldState {
-  Fields record;  // kind state (StateRecordOf)
+  Record record;  // a StateRecord (StateRecordOf)
   std::chrono::steady_clock::time_point since;
 };
 

@@ -110,7 +110,7 @@ RedisCall LeaseCall(const LeaseRequest& request, core::Random& random) {
   return call;
 }
 
-Result<LeaseBatch> LeaseReply(const RedisReply& r, std::vector<Fields>* states) {
+Result<LeaseBatch> LeaseReply(const RedisReply& r, std::vector<StateRecord>* states) {
   if (r.IsError()) return ScriptError(r);
   LeaseBatch batch;
   // kLeaseReplyValues a lease: its id, the task's "st" as leased and its spec, or its id, the

@@ -60,7 +60,7 @@ std::vector<std::string> TakeSubmitEntries(RedisReply& reply, size_t tasks);
 RedisCall LeaseCall(const LeaseRequest& request, core::Random& random);
 // `states` gets each leased task's state record (StateRecordOf), for its process to copy: the
 // script writes none to the outbox.
-Result<LeaseBatch> LeaseReply(const RedisReply& r, std::vector<Fields>* states = nullptr);
+Result<LeaseBatch> LeaseReply(const RedisReply& r, std::vector<StateRecord>* states = nullptr);
 
 RedisCall AckCall(const AckRequest& request);
 // The report holds what AttemptReport promises after an ack (store.h) and no more: the task's

@@ -82,10 +82,10 @@ void Recorder::Written(std::vector<std::unique_ptr<AwaitsRecord>> waiting, NewTa
   cv_.notify_one();
 }
 
-void Recorder::Leased(std::vector<Fields> states) {
+void Recorder::Leased(std::vector<StateRecord> states) {
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(mu_);
-  for (Fields& f : states) leased_.push_back({std::move(f), now});
+  for (StateRecord& s : states) leased_.push_back({std::move(s), now});
   if (leased_.size() > kMaxLeased) {
     const size_t dropped = leased_.size() - kMaxLeased;
     leased_.erase(leased_.begin(), leased_.begin() + static_cast<std::ptrdiff_t>(dropped));

@@ -55,7 +55,7 @@ class Recorder {
   // with what it holds. They are this process's only copy: should it die first, PostgreSQL shows
   // those tasks as they were before their lease until their next change (an ack, a failure, the
   // lease's expiry), which the outbox carries.
-  void Leased(std::vector<Fields> states);
+  void Leased(std::vector<StateRecord> states);
   // Blocks until everything in the outbox at the call is copied (or its copy failed).
   void AwaitCopied();
   // Whether the last copy succeeded; if not, why (for the 503s of new work meanwhile).

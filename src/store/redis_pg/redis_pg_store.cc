@@ -223,7 +223,7 @@ class RedisPgStore final : public Store {
     Pipelined<LeaseBatch>(
         true, redis_pg::LeaseCall(request, random_),
         [this](const redis_pg::RedisReply& r) {
-          std::vector<redis_pg::Fields> states;
+          std::vector<redis_pg::StateRecord> states;
           Result<LeaseBatch> batch = redis_pg::LeaseReply(r, &states);
           if (batch && !states.empty()) recorder_->Leased(std::move(states));
           return batch;

@@ -6,6 +6,7 @@
 #include <array>
 #include <boost/json.hpp>
 #include <charconv>
+#include <cstring>
 #include <map>
 #include <span>
 #include <stdexcept>
@@ -33,7 +34,6 @@ int64_t NumOr(const Fields& f, const char* name, int64_t fallback) {
   auto v = Maybe(f, name);
   return v ? std::stoll(*v) : fallback;
 }
-bool Flag(const Fields& f, const char* name) { return Maybe(f, name) == "1"; }
 
 core::TaskStatus Status(const std::string& text) {
   auto s = core::ParseTaskStatus(text);
@@ -149,7 +149,7 @@ std::string ColumnList(const Columns& columns) {
 }
 
 // A record's number as text, checked: PostgreSQL would refuse the whole batch over one bad value.
-std::string IntText(const std::string& text, const char* name) {
+const std::string& IntText(const std::string& text, const char* name) {
   int64_t v = 0;
   const char* end = text.data() + text.size();
   auto [p, ec] = std::from_chars(text.data(), end, v);
@@ -159,34 +159,67 @@ std::string IntText(const std::string& text, const char* name) {
   return text;
 }
 std::string NeedInt(const Fields& f, const char* name) { return IntText(Need(f, name), name); }
-std::string IntOrZero(const Fields& f, const char* name) {
-  auto it = f.find(name);
-  return it == f.end() ? std::string("0") : IntText(it->second, name);
-}
-std::string FlagText(const Fields& f, const char* name) { return Flag(f, name) ? "t" : "f"; }
 
-// The columns a kind=state entry carries (see record_state in scripts.cc); absent = NULL.
-void ApplyState(Row& row, const Fields& f, int64_t ver) {
+// The values of state and attempt records, by position (StateAt, AttemptAt below).
+std::span<const char* const> NamesOf(const StateRecord&) { return kStateRecordFields; }
+std::span<const char* const> NamesOf(const AttemptRecord&) { return kAttemptRecordFields; }
+template <typename R>
+const std::string& ValueAt(const R& r, size_t at) {
+  if (!r.values[at]) throw std::runtime_error(std::string("record lacks field ") + NamesOf(r)[at]);
+  return *r.values[at];
+}
+template <typename R>
+const std::string& IntAt(const R& r, size_t at) {
+  return IntText(ValueAt(r, at), NamesOf(r)[at]);
+}
+template <typename R>
+std::string IntOrZeroAt(const R& r, size_t at) {
+  return r.values[at] ? IntText(*r.values[at], NamesOf(r)[at]) : std::string("0");
+}
+
+// The position of field `name` in a record of `names` (names.size() for none).
+constexpr size_t PositionIn(std::span<const char* const> names, std::string_view name) {
+  size_t i = 0;
+  while (i < names.size() && name != names[i]) ++i;
+  return i;
+}
+consteval size_t StateAt(std::string_view name) { return PositionIn(kStateRecordFields, name); }
+consteval size_t AttemptAt(std::string_view name) { return PositionIn(kAttemptRecordFields, name); }
+
+// A state or attempt record from one read by name (names of neither left out).
+template <typename R>
+R ByPosition(const Fields& f) {
+  R record;
+  const std::span<const char* const> names = NamesOf(record);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (auto it = f.find(names[i]); it != f.end()) record.values[i] = it->second;
+  }
+  return record;
+}
+
+// A task's change as the state columns of its row, at version `ver` (see record_state in
+// scripts.cc); absent = NULL.
+void ApplyState(Row& row, const StateRecord& s, int64_t ver) {
+  row[kTaskId] = ValueAt(s, StateAt("id"));
   row[kVer] = std::to_string(ver);
-  row[kStatusColumn] = std::string(core::TaskStatusName(Status(Need(f, "status"))));
-  row[kRetryCount] = IntOrZero(f, "retry");
-  row[kAttempts] = IntOrZero(f, "attempts");
-  row[kUpdatedAt] = NeedInt(f, "updated");
+  row[kStatusColumn] = std::string(core::TaskStatusName(Status(ValueAt(s, StateAt("status")))));
+  row[kRetryCount] = IntOrZeroAt(s, StateAt("retry"));
+  row[kAttempts] = IntOrZeroAt(s, StateAt("attempts"));
+  row[kUpdatedAt] = IntAt(s, StateAt("updated"));
   // "" = none: a lease blanks it (one HSET instead of an HSET and an HDEL).
-  auto next = Maybe(f, "next");
+  const std::optional<std::string>& next = s.values[StateAt("next")];
   row[kNextAttemptAt] =
       next && !next->empty() ? std::optional<std::string>(IntText(*next, "next")) : std::nullopt;
-  row[kLastError] = Maybe(f, "lerr");
-  row[kResult] = Maybe(f, "result");
-  row[kDeduplicated] = FlagText(f, "dedup");
-  row[kFastRetriesUsed] = IntOrZero(f, "fastused");
-  row[kInFastRetry] = FlagText(f, "infast");
+  row[kLastError] = s.values[StateAt("lerr")];
+  row[kResult] = s.values[StateAt("result")];
+  row[kDeduplicated] = s.values[StateAt("dedup")] == "1" ? "t" : "f";
+  row[kFastRetriesUsed] = IntOrZeroAt(s, StateAt("fastused"));
+  row[kInFastRetry] = s.values[StateAt("infast")] == "1" ? "t" : "f";
 }
 
-// A task's full row from its full record (a hash as TaskFromFields reads it).
-Row FullRow(const Fields& f, int64_t ver) {
-  Row row(kTaskColumnCount);
-  row[kTaskId] = Need(f, "id");
+// A task's full row from its full record (a hash as TaskFromFields reads it), every column of
+// `row` written.
+void FullRow(Row& row, const Fields& f, int64_t ver) {
   row[kSeq] = NeedInt(f, "seq");
   row[kQueue] = Need(f, "queue");
   row[kTaskType] = Need(f, "type");
@@ -201,21 +234,28 @@ Row FullRow(const Fields& f, int64_t ver) {
   row[kContentHash] = Need(f, "chash");
   row[kCreatedAt] = NeedInt(f, "created");
   row[kOwner] = Maybe(f, "owner").value_or("");
-  ApplyState(row, f, ver);
-  return row;
+  ApplyState(row, ByPosition<StateRecord>(f), ver);
 }
 
 // One value in COPY's text format: \N for none; backslash, tab, newline and carriage return
-// escaped (the only bytes the format gives a meaning). One pass over the bytes: find_first_of
-// with a set of four looks each byte up in the set, a twentieth of a drained task's instructions.
+// escaped (the only bytes the format gives a meaning). find_first_of with a set of four looked
+// each byte up in the set, a twentieth of a drained task's instructions; a loop over the bytes
+// still a tenth of an ack's (docs/benchmarks.md, twenty-eighth round).
 void AppendCopyValue(std::string& out, const std::optional<std::string>& v) {
   if (!v) {
     out += "\\N";
     return;
   }
   const std::string& text = *v;
+  // Most values need no escape: glibc's strcspn finds the first byte that does 16 bytes a step
+  // (it stops at a NUL too; the loop below goes on from there).
+  const size_t clean = std::strcspn(text.c_str(), "\\\t\n\r");
+  if (clean == text.size()) {
+    out += text;
+    return;
+  }
   size_t from = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
+  for (size_t i = clean; i < text.size(); ++i) {
     const char c = text[i];
     if (c != '\\' && c != '\t' && c != '\n' && c != '\r') continue;
     out.append(text, from, i - from);
@@ -226,13 +266,25 @@ void AppendCopyValue(std::string& out, const std::optional<std::string>& v) {
   out.append(text, from);
 }
 
-// One line of COPY text: the row's values, in order.
-void AppendCopyRow(std::string& out, const Row& row) {
+// One line of COPY text: the values, in order.
+template <typename Values>
+void AppendCopyRow(std::string& out, const Values& values) {
   bool first = true;
-  for (const std::optional<std::string>& v : row) {
+  for (const std::optional<std::string>& v : values) {
     if (!first) out += '\t';
     first = false;
     AppendCopyValue(out, v);
+  }
+  out += '\n';
+}
+// The same, of the row's columns given by index.
+template <typename Columns>
+void AppendCopyColumns(std::string& out, const Row& row, const Columns& columns) {
+  bool first = true;
+  for (size_t c : columns) {
+    if (!first) out += '\t';
+    first = false;
+    AppendCopyValue(out, row[c]);
   }
   out += '\n';
 }
@@ -357,8 +409,7 @@ std::optional<std::string_view> PackedText(const char*& p, const char* end, std:
   throw std::runtime_error(std::string(what) + " holds a value of an unexpected type");
 }
 // The same, copied.
-std::optional<std::string> PackedValue(const char*& p, const char* end,
-                                       const char* what = "outbox record") {
+std::optional<std::string> PackedValue(const char*& p, const char* end, const char* what) {
   std::string made;
   std::optional<std::string_view> text = PackedText(p, end, made, what);
   if (!text) return std::nullopt;
@@ -417,111 +468,129 @@ Fields FieldsFromFlat(const RedisReply& flat) {
 
 namespace {
 
+consteval size_t AckedAt(std::string_view name) { return PositionIn(kAckedRecordFields, name); }
+
+// A record read by name (a JSON one, or an older Madeira's) as the record it is: a state change
+// or an attempt by position, anything else as it is.
+Record TypedRecord(Fields f) {
+  auto kind = f.find("kind");
+  if (kind != f.end() && kind->second == "state") return ByPosition<StateRecord>(f);
+  if (kind != f.end() && kind->second == "attempt") return ByPosition<AttemptRecord>(f);
+  return f;
+}
+
 // Field 'j' of an entry: a JSON array of records, each a flat [name, value, ...] array.
-void AppendRecordsFromJson(const std::string& text, std::vector<Fields>& records) {
+void AppendRecordsFromJson(const std::string& text, std::vector<Record>& records) {
   const boost::json::value all = ParseRecordJson(text, "outbox entry");
   for (const boost::json::value& r : all.get_array()) {
     if (!r.is_array()) throw std::runtime_error("outbox record is not a JSON array");
     const boost::json::array& flat = r.get_array();
-    Fields& f = records.emplace_back();
+    Fields f;
     for (size_t i = 0; i + 1 < flat.size(); i += 2) {
       f[RecordValue(flat[i])] = RecordValue(flat[i + 1]);
     }
     UnpackSpec(f);  // a snapshot of a hash that holds one
+    records.push_back(TypedRecord(std::move(f)));
   }
 }
 
 // An "acked" record's values (kAckedRecordFields, after its kind) as the two records it stands
-// for: the attempt that succeeded, then the task's state after it. Each pair: a field of the
-// record made, the position of the acked field it takes.
-constexpr size_t AckedAt(std::string_view name) {
-  size_t i = 0;
-  while (i < kAckedRecordFields.size() && name != kAckedRecordFields[i]) ++i;
-  return i;
-}
-using Rename = std::pair<const char*, size_t>;
-constexpr std::array<Rename, 7> kAttemptOfAcked = {{{"task_id", AckedAt("id")},
-                                                    {"attempt", AckedAt("attempts")},
-                                                    {"worker", AckedAt("worker")},
-                                                    {"started", AckedAt("started")},
-                                                    {"finished", AckedAt("finished")},
-                                                    {"http", AckedAt("http")},
-                                                    {"excerpt", AckedAt("excerpt")}}};
-constexpr std::array<Rename, 9> kStateOfAcked = {{{"id", AckedAt("id")},
-                                                  {"ver", AckedAt("ver")},
-                                                  {"retry", AckedAt("retry")},
-                                                  {"attempts", AckedAt("attempts")},
-                                                  {"updated", AckedAt("finished")},
-                                                  {"lerr", AckedAt("lerr")},
-                                                  {"result", AckedAt("result")},
-                                                  {"dedup", AckedAt("dedup")},
-                                                  {"fastused", AckedAt("fastused")}}};
-static_assert(
-    std::ranges::all_of(kAttemptOfAcked,
-                        [](const Rename& r) { return r.second < kAckedRecordFields.size(); }) &&
-        std::ranges::all_of(kStateOfAcked,
-                            [](const Rename& r) { return r.second < kAckedRecordFields.size(); }),
-    "an acked record holds every field its attempt and state take");
-void AppendAckedRecords(const char*& p, const char* end, std::vector<Fields>& records) {
-  // Read by position, not into a map of its own: every ack of a drain comes through here.
+// for: the attempt that succeeded, then the task's state after it. Each pair: the position of a
+// field of the record made, the position of the acked field it takes.
+using Take = std::pair<size_t, size_t>;
+constexpr std::array<Take, 7> kAttemptOfAcked = {{{AttemptAt("task_id"), AckedAt("id")},
+                                                  {AttemptAt("attempt"), AckedAt("attempts")},
+                                                  {AttemptAt("worker"), AckedAt("worker")},
+                                                  {AttemptAt("started"), AckedAt("started")},
+                                                  {AttemptAt("finished"), AckedAt("finished")},
+                                                  {AttemptAt("http"), AckedAt("http")},
+                                                  {AttemptAt("excerpt"), AckedAt("excerpt")}}};
+constexpr std::array<Take, 9> kStateOfAcked = {{{StateAt("id"), AckedAt("id")},
+                                                {StateAt("ver"), AckedAt("ver")},
+                                                {StateAt("retry"), AckedAt("retry")},
+                                                {StateAt("attempts"), AckedAt("attempts")},
+                                                {StateAt("updated"), AckedAt("finished")},
+                                                {StateAt("lerr"), AckedAt("lerr")},
+                                                {StateAt("result"), AckedAt("result")},
+                                                {StateAt("dedup"), AckedAt("dedup")},
+                                                {StateAt("fastused"), AckedAt("fastused")}}};
+static_assert(std::ranges::all_of(kAttemptOfAcked,
+                                  [](const Take& t) {
+                                    return t.first < kAttemptRecordFields.size() &&
+                                           t.second < kAckedRecordFields.size();
+                                  }) &&
+                  std::ranges::all_of(kStateOfAcked,
+                                      [](const Take& t) {
+                                        return t.first < kStateRecordFields.size() &&
+                                               t.second < kAckedRecordFields.size();
+                                      }),
+              "an acked record holds every field its attempt and state take");
+void AppendAckedRecords(const char*& p, const char* end, std::vector<Record>& records) {
   std::array<std::optional<std::string_view>, kAckedRecordFields.size()> acked;
   std::array<std::string, kAckedRecordFields.size()> made;
   for (size_t i = 0; i < acked.size(); ++i) acked[i] = PackedText(p, end, made[i], "outbox record");
   // An attempt keeps a '' (its worker); a state's '' is none, as in their own packed records.
-  auto take = [&acked](Fields& to, std::span<const Rename> renames, bool empty_is_none) {
-    to.reserve(renames.size() + 2);
-    for (const auto& [name, from] : renames) {
+  auto take = [&acked](auto& to, std::span<const Take> takes, bool empty_is_none) {
+    for (const auto& [at, from] : takes) {
       const std::optional<std::string_view>& value = acked[from];
-      if (value && !(empty_is_none && value->empty())) to.emplace(name, *value);
+      if (value && !(empty_is_none && value->empty())) to.values[at].emplace(*value);
     }
   };
-  Fields& attempt = records.emplace_back();
-  attempt["kind"] = "attempt";
-  attempt["outcome"] = "succeeded";
+  AttemptRecord& attempt = std::get<AttemptRecord>(records.emplace_back(AttemptRecord{}));
+  attempt.values[AttemptAt("outcome")] = "succeeded";
   take(attempt, kAttemptOfAcked, false);
-  Fields& state = records.emplace_back();
-  state["kind"] = "state";
-  state["status"] = "succeeded";
+  StateRecord& state = std::get<StateRecord>(records.emplace_back(StateRecord{}));
+  state.values[StateAt("status")] = "succeeded";
   take(state, kStateOfAcked, true);
 }
 
 // Field 'm' of an entry: packed records one after another, each its kind and then the values
 // of kStateRecordFields, kAttemptRecordFields or kAckedRecordFields (scripts.h). A state
 // record's '' is none too. (msgpuck reads the values; the framing by kind is the scripts' own.)
-void AppendPackedRecords(const std::string& packed, std::vector<Fields>& records) {
+void AppendPackedRecords(const std::string& packed, std::vector<Record>& records) {
   const char* p = packed.data();
   const char* end = p + packed.size();
+  std::string made;
+  auto read = [&](auto& record, bool empty_is_none) {
+    for (std::optional<std::string>& value : record.values) {
+      std::optional<std::string_view> text = PackedText(p, end, made, "outbox record");
+      if (text && !(empty_is_none && text->empty())) value.emplace(*text);
+    }
+  };
   while (p < end) {
-    const std::optional<std::string> kind = PackedValue(p, end);
+    const std::optional<std::string_view> kind = PackedText(p, end, made, "outbox record");
     if (kind == "acked") {
       AppendAckedRecords(p, end, records);
-      continue;
-    }
-    const bool state = kind == "state";
-    if (!state && kind != "attempt") throw std::runtime_error("outbox packed record of no kind");
-    std::span<const char* const> names = state ? std::span<const char* const>(kStateRecordFields)
-                                               : std::span<const char* const>(kAttemptRecordFields);
-    Fields& f = records.emplace_back();
-    f.reserve(names.size() + 1);
-    f["kind"] = *kind;
-    for (const char* name : names) {
-      std::optional<std::string> value = PackedValue(p, end);
-      if (value && !(state && value->empty())) f[name] = std::move(*value);
+    } else if (kind == "state") {
+      read(std::get<StateRecord>(records.emplace_back(StateRecord{})), true);
+    } else if (kind == "attempt") {
+      read(std::get<AttemptRecord>(records.emplace_back(AttemptRecord{})), false);
+    } else {
+      throw std::runtime_error("outbox packed record of no kind");
     }
   }
 }
 
 }  // namespace
 
-std::vector<Fields> RecordsFromFlat(const RedisReply& flat) {
-  std::vector<Fields> records;
+std::vector<Record> RecordsFromFlat(const RedisReply& flat) {
+  std::vector<Record> records;
+  // Entries written before the records went packed or as JSON: a field each, a record from
+  // its "kind" (`open`, read whole before it is typed).
+  std::optional<Fields> open;
+  auto close = [&] {
+    if (open) records.push_back(TypedRecord(std::move(*open)));
+    open.reset();
+  };
   for (size_t i = 0; i + 1 < flat.elements.size(); i += 2) {
     const std::string& name = flat.elements[i].str;
     if (name == "j") {
+      close();
       AppendRecordsFromJson(flat.elements[i + 1].str, records);
       continue;
     }
     if (name == "m") {
+      close();
       AppendPackedRecords(flat.elements[i + 1].str, records);
       continue;
     }
@@ -530,16 +599,18 @@ std::vector<Fields> RecordsFromFlat(const RedisReply& flat) {
       if (i + 3 >= flat.elements.size() || flat.elements[i + 2].str != "s") {
         throw std::runtime_error("outbox task record without its spec");
       }
+      close();
       records.push_back(NewTaskRecord(flat.elements[i + 1].str, flat.elements[i + 3].str));
       i += 2;
       continue;
     }
     if (name == "s") throw std::runtime_error("outbox spec without its task");
     if (name == "o") continue;  // the process whose submit wrote the entry
-    // Entries written before the records went as JSON: a field each, a record from its "kind".
-    if (name == "kind" || records.empty()) records.emplace_back();
-    records.back()[name] = flat.elements[i + 1].str;
+    if (name == "kind") close();
+    if (!open) open.emplace();
+    (*open)[name] = flat.elements[i + 1].str;
   }
+  close();
   return records;
 }
 
@@ -687,14 +758,12 @@ class TaskValues {
   std::optional<Fields> json_spec_;                // a JSON spec's fields (OfferSpec)
 };
 
-Fields StateRecordOf(const TaskValues& task) {
-  Fields record;
-  record.reserve(kStateRecordFields.size() + 1);
-  record["kind"] = "state";
-  record["id"] = task.Need(At("id"));
+StateRecord StateRecordOf(const TaskValues& task) {
+  StateRecord record;
+  record.values[0] = task.Need(At("id"));
   for (size_t i = 1; i < kStateRecordFields.size(); ++i) {
     auto value = task.Maybe(kStateRecordAt[i]);
-    if (value && !value->empty()) record[kStateRecordFields[i]] = *value;
+    if (value && !value->empty()) record.values[i] = *value;
   }
   return record;
 }
@@ -741,11 +810,11 @@ LiveTask TaskFromValues(const TaskValues& v) {
 
 }  // namespace
 
-Fields StateRecordOf(const Fields& task) { return StateRecordOf(TaskValues(task)); }
+StateRecord StateRecordOf(const Fields& task) { return StateRecordOf(TaskValues(task)); }
 
 LiveTask TaskFromFields(const Fields& f) { return TaskFromValues(TaskValues(f)); }
 
-LiveTask LeasedTask(std::optional<std::string_view> st, std::string_view spec, Fields* state) {
+LiveTask LeasedTask(std::optional<std::string_view> st, std::string_view spec, StateRecord* state) {
   TaskValues values;
   if (st) values.OfferPackedState(*st);
   values.OfferSpec(spec);
@@ -885,59 +954,52 @@ RecordBatch NewTasksRecordBatch(std::vector<MadeTask> tasks) {
   return batch;
 }
 
-RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries) {
-  // The newest version of each task: its full row, or (kind=state only) its state columns.
+RecordBatch BuildRecordBatch(const std::vector<const Record*>& records) {
+  // The newest version of each task: its full record, with its newest change over it when that
+  // change is newer, or (changes only) its newest change. Views of the records, turned into rows
+  // once all are read.
   struct TaskSlot {
-    int64_t ver = 0;
-    bool full = false;
-    Row row = Row(kTaskColumnCount);
+    int64_t ver = 0;  // the newest version read
+    const Fields* full = nullptr;
+    int64_t full_ver = 0;
+    const StateRecord* change = nullptr;  // newer than `full`
   };
-  std::map<std::string, TaskSlot> tasks;
-  std::map<std::pair<std::string, int64_t>, Row> attempts;
+  std::map<std::string_view, TaskSlot> tasks;
+  std::map<std::pair<std::string_view, int64_t>, const AttemptRecord*> attempts;
   std::map<std::pair<std::string, std::string>, boost::json::object> events;
-  for (const Fields* record : entries) {
-    const Fields& f = *record;
+  for (const Record* record : records) {
+    if (const auto* change = std::get_if<StateRecord>(record)) {
+      const int64_t ver = std::stoll(ValueAt(*change, StateAt("ver")));
+      auto [it, made] = tasks.try_emplace(ValueAt(*change, StateAt("id")));
+      TaskSlot& slot = it->second;
+      if (!made && slot.ver >= ver) continue;
+      slot.change = change;  // over the full record, when the batch holds it
+      slot.ver = ver;
+      continue;
+    }
+    if (const auto* attempt = std::get_if<AttemptRecord>(record)) {
+      const std::string& task_id = ValueAt(*attempt, AttemptAt("task_id"));
+      attempts[{task_id, std::stoll(IntAt(*attempt, AttemptAt("attempt")))}] = attempt;
+      continue;
+    }
+    const Fields& f = std::get<Fields>(*record);
     auto kind = f.find("kind");
     if (kind == f.end()) continue;
     if (kind->second == "task") {
       const int64_t ver = NumOr(f, "ver", 0);
       auto [it, made] = tasks.try_emplace(Need(f, "id"));
       TaskSlot& slot = it->second;
-      const bool newer_in_batch = !made && slot.ver >= ver;
-      if (newer_in_batch && slot.full) continue;
-      Row row = FullRow(f, ver);
-      if (newer_in_batch) {
+      if (!made && slot.ver >= ver) {
         // A newer change of the task came first (stream order makes its full record come
         // first; only a reordered outbox does this): the full row, with that change over it,
         // rather than a change with no row to change and a task never written.
-        for (TaskColumn c : kStateColumns) row[c] = std::move(slot.row[c]);
-      } else {
-        slot.ver = ver;
+        if (slot.full == nullptr) {
+          slot.full = &f;
+          slot.full_ver = ver;
+        }
+        continue;
       }
-      slot.row = std::move(row);
-      slot.full = true;
-    } else if (kind->second == "state") {
-      const std::string& id = Need(f, "id");
-      const int64_t ver = Num(f, "ver");
-      auto [it, made] = tasks.try_emplace(id);
-      TaskSlot& slot = it->second;
-      if (!made && slot.ver >= ver) continue;
-      slot.row[kTaskId] = id;
-      ApplyState(slot.row, f, ver);  // over the full row, when the batch holds it
-      slot.ver = ver;
-    } else if (kind->second == "attempt") {
-      const std::string& task_id = Need(f, "task_id");
-      const std::string attempt = NeedInt(f, "attempt");
-      auto h = Maybe(f, "http");
-      attempts[{task_id, std::stoll(attempt)}] = Row{task_id,
-                                                     attempt,
-                                                     Need(f, "worker"),
-                                                     NeedInt(f, "started"),
-                                                     NeedInt(f, "finished"),
-                                                     Need(f, "outcome"),
-                                                     Maybe(f, "error"),
-                                                     h ? std::optional(IntText(*h, "http")) : h,
-                                                     Maybe(f, "excerpt")};
+      slot = TaskSlot{ver, &f, ver, nullptr};
     } else if (kind->second == "event") {
       boost::json::object o;
       o["source"] = Need(f, "source");
@@ -956,19 +1018,29 @@ RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries) {
     }
   }
   RecordBatch batch;
-  Row state(kStateColumns.size());
-  for (auto& [id, slot] : tasks) {
-    if (slot.full) {
-      AppendCopyRow(batch.tasks_copy, slot.row);
+  Row row(kTaskColumnCount);
+  for (const auto& [id, slot] : tasks) {
+    if (slot.full != nullptr) {
+      FullRow(row, *slot.full, slot.full_ver);
+      if (slot.change != nullptr) ApplyState(row, *slot.change, slot.ver);
+      AppendCopyRow(batch.tasks_copy, row);
       ++batch.tasks;
     } else {
-      for (size_t i = 0; i < kStateColumns.size(); ++i)
-        state[i] = std::move(slot.row[kStateColumns[i]]);
-      AppendCopyRow(batch.states_copy, state);
+      ApplyState(row, *slot.change, slot.ver);
+      AppendCopyColumns(batch.states_copy, row, kStateColumns);
       ++batch.states;
     }
   }
-  for (auto& [key, row] : attempts) AppendCopyRow(batch.attempts_copy, row);
+  // An attempt's row is its record's values as they are (kPgAttemptRowColumns follows
+  // kAttemptRecordFields), checked.
+  for (const auto& [key, a] : attempts) {
+    ValueAt(*a, AttemptAt("worker"));
+    IntAt(*a, AttemptAt("started"));
+    IntAt(*a, AttemptAt("finished"));
+    ValueAt(*a, AttemptAt("outcome"));
+    if (const auto& http = a->values[AttemptAt("http")]) IntText(*http, "http");
+    AppendCopyRow(batch.attempts_copy, a->values);
+  }
   batch.attempts = attempts.size();
   boost::json::array ea;
   for (auto& [key, o] : events) ea.push_back(std::move(o));

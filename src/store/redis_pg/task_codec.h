@@ -1,15 +1,18 @@
 // How a task travels: Redis hash fields <-> core::Task, and the PostgreSQL record's rows.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "core/task.h"
 #include "store/redis_pg/pg_conn.h"
 #include "store/redis_pg/redis_conn.h"
+#include "store/redis_pg/scripts.h"
 
 namespace madeira::store::redis_pg {
 
@@ -37,18 +40,37 @@ void UnpackLive(Fields& f);
 // A flat [name, value, ...] array (HGETALL, a stream entry) as a map, its packed fields and spec
 // unpacked.
 Fields FieldsFromFlat(const RedisReply& flat);
+// The records the outbox carries to PostgreSQL. A task's change ("state") and a finished attempt
+// ("attempt"), which every lease and every ack makes, are held by position: the values of
+// kStateRecordFields and kAttemptRecordFields (scripts.h) in order, none = absent. Reading them
+// into maps of names cost the recorder more than the rows it makes of them (docs/benchmarks.md,
+// twenty-eighth round). A whole task ("task") and an event ("event"), rare, go by name, "kind"
+// included.
+struct StateRecord {
+  std::array<std::optional<std::string>, kStateRecordFields.size()> values;
+  // The task's id; "" when the record lacks one (BuildRecordBatch refuses it).
+  std::string_view id() const { return values[0] ? std::string_view(*values[0]) : ""; }
+  bool operator==(const StateRecord&) const = default;
+};
+static_assert(std::string_view(kStateRecordFields[0]) == "id");
+struct AttemptRecord {
+  std::array<std::optional<std::string>, kAttemptRecordFields.size()> values;
+  bool operator==(const AttemptRecord&) const = default;
+};
+using Record = std::variant<StateRecord, AttemptRecord, Fields>;
+
 // The records of one outbox entry, in order: fields "j", each a JSON array of flat [name, value,
 // ...] arrays, "m", packed state, attempt and acked records one after another (see
 // kStateRecordFields; an acked record reads as its attempt and state), and new tasks as "t"
 // ("seq\tstatus") then "s" (the packed spec); a submit's entry starts with "o" (its process).
 // Entries written before that: a field each, every record starting at its "kind".
-std::vector<Fields> RecordsFromFlat(const RedisReply& flat);
+std::vector<Record> RecordsFromFlat(const RedisReply& flat);
 // The record of a new task from its entry's "t" (`meta`: "seq\tstatus") and "s" (its packed
 // spec) values: what RecordsFromFlat reads of them.
 Fields NewTaskRecord(const std::string& meta, const std::string& spec);
-// The state record (kind state, kStateRecordFields) of a task as `task` holds it, '' as none:
-// what the scripts would pack, for a change its process copies itself (a lease: Recorder::Leased).
-Fields StateRecordOf(const Fields& task);
+// The state record of a task as `task` holds it, '' as none: what the scripts would pack, for a
+// change its process copies itself (a lease: Recorder::Leased).
+StateRecord StateRecordOf(const Fields& task);
 
 // A task as Redis holds it: the task plus the live attempt's lease state.
 struct LiveTask {
@@ -69,7 +91,7 @@ LiveTask TaskFromFields(const Fields& f);
 // packed spec, read as TaskFromFields reads the hash {st, spec} (FieldsFromFlat), but straight into
 // the task, without the map (docs/benchmarks.md, twenty-seventh round). `state`, when given,
 // gets the task's state record (StateRecordOf).
-LiveTask LeasedTask(std::optional<std::string_view> st, std::string_view spec, Fields* state);
+LiveTask LeasedTask(std::optional<std::string_view> st, std::string_view spec, StateRecord* state);
 
 inline std::string Num(int64_t v) { return std::to_string(v); }
 
@@ -118,11 +140,11 @@ struct RecordBatch {
   size_t attempts = 0;
   size_t events = 0;
 };
-RecordBatch BuildRecordBatch(const std::vector<const Fields*>& entries);
-inline RecordBatch BuildRecordBatch(const std::vector<Fields>& entries) {
-  std::vector<const Fields*> all;
-  all.reserve(entries.size());
-  for (const Fields& f : entries) all.push_back(&f);
+RecordBatch BuildRecordBatch(const std::vector<const Record*>& records);
+inline RecordBatch BuildRecordBatch(const std::vector<Record>& records) {
+  std::vector<const Record*> all;
+  all.reserve(records.size());
+  for (const Record& r : records) all.push_back(&r);
   return BuildRecordBatch(all);
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,25 @@ core::TaskSpec Spec() {
   t.idempotency_key = "order-7\n\"closed\"";
   t.content_hash = "abc123";
   return t;
+}
+
+// A record by name, as a JSON record writes it ("kind" included): what these tests read of one.
+Fields Named(const Record& record) {
+  if (const auto* f = std::get_if<Fields>(&record)) return *f;
+  Fields named;
+  auto add = [&named](const auto& r, std::span<const char* const> names) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (r.values[i]) named[names[i]] = *r.values[i];
+    }
+  };
+  if (const auto* s = std::get_if<StateRecord>(&record)) {
+    named["kind"] = "state";
+    add(*s, kStateRecordFields);
+  } else {
+    named["kind"] = "attempt";
+    add(std::get<AttemptRecord>(record), kAttemptRecordFields);
+  }
+  return named;
 }
 
 RedisReply Str(const std::string& s) {
@@ -104,15 +124,15 @@ TEST(PackedTask, AnOutboxEntryKeepsItsRecordsInOrder) {
   RedisReply entry = Flat({"j", R"([["kind","state","id","t-0","ver","3","status","running"]])",
                            "t", "41\tscheduled", "s", PackedSpec(spec, kNow), "j",
                            R"([["kind","attempt","task_id","t-0","attempt","1"]])"});
-  std::vector<Fields> records = RecordsFromFlat(entry);
+  std::vector<Record> records = RecordsFromFlat(entry);
   ASSERT_EQ(records.size(), 3u);
-  EXPECT_EQ(records[0].at("kind"), "state");
-  EXPECT_EQ(records[1].at("kind"), "task");
-  EXPECT_EQ(records[1].at("seq"), "41");
-  EXPECT_EQ(records[1].at("status"), "scheduled");
-  EXPECT_EQ(records[1].at("payload"), spec.payload);
-  EXPECT_EQ(records[1].at("ikey"), *spec.idempotency_key);
-  EXPECT_EQ(records[2].at("kind"), "attempt");
+  EXPECT_EQ(Named(records[0]).at("kind"), "state");
+  EXPECT_EQ(Named(records[1]).at("kind"), "task");
+  EXPECT_EQ(Named(records[1]).at("seq"), "41");
+  EXPECT_EQ(Named(records[1]).at("status"), "scheduled");
+  EXPECT_EQ(Named(records[1]).at("payload"), spec.payload);
+  EXPECT_EQ(Named(records[1]).at("ikey"), *spec.idempotency_key);
+  EXPECT_EQ(Named(records[2]).at("kind"), "attempt");
   // The task's record becomes a full row for PostgreSQL.
   RecordBatch batch = BuildRecordBatch({records[1]});
   EXPECT_EQ(batch.tasks, 1u);
@@ -174,7 +194,7 @@ TEST(PackedTask, MadeTasksBecomeTheRowsTheirRecordsWould) {
   bare.max_retries = 0;
   bare.priority = -2;
   std::vector<MadeTask> made = {{&full, "41\tscheduled", kNow}, {&bare, "42\tpending", kNow + 7}};
-  std::vector<Fields> records = {NewTaskRecord("41\tscheduled", PackedSpec(full, kNow)),
+  std::vector<Record> records = {NewTaskRecord("41\tscheduled", PackedSpec(full, kNow)),
                                  NewTaskRecord("42\tpending", PackedSpec(bare, kNow + 7))};
   RecordBatch direct = NewTasksRecordBatch(made);
   RecordBatch read_back = BuildRecordBatch(records);
@@ -236,12 +256,12 @@ TEST(PackedTask, PackedRecordsBecomeTheRowsTheirJsonFormWould) {
   // clang-format on
   RedisReply entry = Flat(
       {"j", R"([["kind","state","id","t-0","ver","4","status","dead"]])", "m", packed.bytes()});
-  std::vector<Fields> records = RecordsFromFlat(entry);
+  std::vector<Record> records = RecordsFromFlat(entry);
   ASSERT_EQ(records.size(), 5u);
-  EXPECT_EQ(records[0].at("id"), "t-0");  // the JSON run first, as written
-  EXPECT_EQ(records[1].count("next"), 0u);
-  EXPECT_EQ(records[1].count("retry"), 0u);
-  EXPECT_EQ(records[4].at("worker"), "");
+  EXPECT_EQ(Named(records[0]).at("id"), "t-0");  // the JSON run first, as written
+  EXPECT_EQ(Named(records[1]).count("next"), 0u);
+  EXPECT_EQ(Named(records[1]).count("retry"), 0u);
+  EXPECT_EQ(Named(records[4]).at("worker"), "");
   RecordBatch batch = BuildRecordBatch({records[1], records[2], records[3]});
   EXPECT_EQ(batch.states_copy, "t-1\t3\tretrying\t1\t1\t12\t99\tbad\\nline\t\\N\tf\t1\tt\n");
   EXPECT_EQ(batch.attempts_copy, "t-1\t1\tw\\t1\t10\t12\tfailed\t{\"e\":1}\t503\t\\N\n");
@@ -259,12 +279,12 @@ TEST(PackedTask, AnAckedRecordBecomesItsAttemptAndItsState) {
   packed.S("acked").S("t-2").S("2").S("1").S("").S("20").U(25).Nil().Nil().Nil().Nil().Nil()
       .Nil().Nil();
   // clang-format on
-  std::vector<Fields> records = RecordsFromFlat(Flat({"m", packed.bytes()}));
+  std::vector<Record> records = RecordsFromFlat(Flat({"m", packed.bytes()}));
   ASSERT_EQ(records.size(), 4u);
-  EXPECT_EQ(records[0].at("kind"), "attempt");
-  EXPECT_EQ(records[1].at("kind"), "state");
-  EXPECT_EQ(records[3].at("updated"), "25");
-  EXPECT_EQ(records[3].count("retry"), 0u);
+  EXPECT_EQ(Named(records[0]).at("kind"), "attempt");
+  EXPECT_EQ(Named(records[1]).at("kind"), "state");
+  EXPECT_EQ(Named(records[3]).at("updated"), "25");
+  EXPECT_EQ(Named(records[3]).count("retry"), 0u);
   RecordBatch first = BuildRecordBatch({records[0], records[1]});
   EXPECT_EQ(first.states_copy, "t-1\t4\tsucceeded\t1\t2\t12\t\\N\tbad\\nline\t{}\tf\t1\tf\n");
   EXPECT_EQ(first.attempts_copy, "t-1\t2\tw\\t1\t10\t12\tsucceeded\t\\N\t200\tok\n");
@@ -274,6 +294,22 @@ TEST(PackedTask, AnAckedRecordBecomesItsAttemptAndItsState) {
   Packed cut;  // one value short: an error, not a read past its end
   cut.S("acked").S("t-1").S("4").S("2").S("w").S("10").S("12").Nil().Nil().Nil().Nil().Nil().Nil();
   EXPECT_THROW(RecordsFromFlat(Flat({"m", cut.bytes()})), std::runtime_error);
+}
+
+// COPY's text format gives four bytes a meaning: each is escaped wherever it stands in a value,
+// a NUL before it included (PostgreSQL refuses a NUL; the escapes must not stop at one).
+TEST(PackedTask, EveryByteCopyGivesAMeaningIsEscaped) {
+  Packed packed;
+  const std::string error = std::string("\\a\tb\nc\rd") + '\0' + "\te\\";
+  // clang-format off
+  packed.S("attempt").S("t-1").S("1").S("w").S("10").S("12").S("failed").S(error).Nil()
+      .S("plain excerpt, long enough to be scanned in more than one step");
+  // clang-format on
+  RecordBatch batch = BuildRecordBatch(RecordsFromFlat(Flat({"m", packed.bytes()})));
+  EXPECT_EQ(batch.attempts_copy,
+            std::string("t-1\t1\tw\t10\t12\tfailed\t\\\\a\\tb\\nc\\rd") + '\0' +
+                "\\te\\\\\t\\N\tplain excerpt, long enough to be scanned in more "
+                "than one step\n");
 }
 
 // A damaged 'm' costs its entry an error (set aside by the recorder), never a read past its end.
@@ -414,13 +450,13 @@ TEST(PackedTask, ALeasedTaskReadsAsThroughItsFields) {
   for (const auto& [st, task] : cases) {
     const std::string packed = PackedSpec(*task, kNow);
     const Fields fields = FieldsFromFlat(Flat({"st", st, "spec", packed}));
-    Fields state;
+    StateRecord state;
     const LiveTask leased = LeasedTask(st, packed, &state);
     ExpectSameLiveTask(leased, TaskFromFields(fields));
     EXPECT_EQ(state, StateRecordOf(fields));
-    EXPECT_EQ(state.at("kind"), "state");
-    EXPECT_EQ(state.at("id"), "t-1");
-    EXPECT_EQ(state.at("status"), "running");
+    EXPECT_EQ(Named(state).at("kind"), "state");
+    EXPECT_EQ(Named(state).at("id"), "t-1");
+    EXPECT_EQ(Named(state).at("status"), "running");
   }
 }
 
@@ -465,8 +501,8 @@ TEST(PackedTask, ASpecAnOlderMadeiraWroteReadsAsTheSameTask) {
   ASSERT_NE(packed.front(), '"');
   ASSERT_EQ(json.front(), '"');
   const std::string st = LiveState({{"status", "running"}, {"seq", "41"}, {"ver", "2"}});
-  Fields state_packed;
-  Fields state_json;
+  StateRecord state_packed;
+  StateRecord state_json;
   const LiveTask from_packed = LeasedTask(st, packed, &state_packed);
   ExpectSameLiveTask(LeasedTask(st, json, &state_json), from_packed);
   EXPECT_EQ(state_json, state_packed);
