@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <ranges>
 #include <span>
 #include <stdexcept>
 #include <utility>
@@ -280,13 +281,8 @@ void AppendCopyRow(std::string& out, const Values& values) {
 // The same, of the row's columns given by index.
 template <typename Columns>
 void AppendCopyColumns(std::string& out, const Row& row, const Columns& columns) {
-  bool first = true;
-  for (size_t c : columns) {
-    if (!first) out += '\t';
-    first = false;
-    AppendCopyValue(out, row[c]);
-  }
-  out += '\n';
+  AppendCopyRow(
+      out, columns | std::views::transform([&row](size_t c) -> const auto& { return row[c]; }));
 }
 
 // One text value of a packed spec: a msgpack string (msgpuck writes the header).
@@ -637,11 +633,7 @@ constexpr std::array<const char*, kTaskFieldCount> TaskFieldNames() {
 constexpr std::array<const char*, kTaskFieldCount> kTaskFieldNames = TaskFieldNames();
 
 // The position of field `name`; kTaskFieldCount for a name of no task field.
-constexpr size_t FieldIndex(std::string_view name) {
-  size_t i = 0;
-  while (i < kTaskFieldNames.size() && name != kTaskFieldNames[i]) ++i;
-  return i;
-}
+constexpr size_t FieldIndex(std::string_view name) { return PositionIn(kTaskFieldNames, name); }
 // The position of a field named in the code (a name of no task field does not compile).
 consteval size_t At(std::string_view name) {
   const size_t i = FieldIndex(name);
