@@ -8,7 +8,6 @@
 #include <charconv>
 #include <cstring>
 #include <map>
-#include <ranges>
 #include <span>
 #include <stdexcept>
 #include <utility>
@@ -267,22 +266,29 @@ void AppendCopyValue(std::string& out, const std::optional<std::string>& v) {
   out.append(text, from);
 }
 
-// One line of COPY text: the values, in order.
-template <typename Values>
-void AppendCopyRow(std::string& out, const Values& values) {
+// One line of COPY text: value_of(item) for each item, in order.
+template <typename Items, typename ValueOf>
+void AppendCopyLine(std::string& out, const Items& items, ValueOf value_of) {
   bool first = true;
-  for (const std::optional<std::string>& v : values) {
+  for (const auto& item : items) {
     if (!first) out += '\t';
     first = false;
-    AppendCopyValue(out, v);
+    AppendCopyValue(out, value_of(item));
   }
   out += '\n';
 }
-// The same, of the row's columns given by index.
+// A whole row: the values, in order.
+template <typename Values>
+void AppendCopyRow(std::string& out, const Values& values) {
+  AppendCopyLine(
+      out, values, [](const std::optional<std::string>& v) -> const auto& { return v; });
+}
+// The row's columns given by index. (A plain loop, not std::views::transform: clang 14, which
+// builds the fuzzers, cannot compile libstdc++ 12's ranges.)
 template <typename Columns>
 void AppendCopyColumns(std::string& out, const Row& row, const Columns& columns) {
-  AppendCopyRow(
-      out, columns | std::views::transform([&row](size_t c) -> const auto& { return row[c]; }));
+  AppendCopyLine(
+      out, columns, [&row](size_t c) -> const auto& { return row[c]; });
 }
 
 // One text value of a packed spec: a msgpack string (msgpuck writes the header).
