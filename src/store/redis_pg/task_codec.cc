@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <charconv>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <span>
 #include <stdexcept>
@@ -280,8 +281,7 @@ void AppendCopyLine(std::string& out, const Items& items, ValueOf value_of) {
 // A whole row: the values, in order.
 template <typename Values>
 void AppendCopyRow(std::string& out, const Values& values) {
-  AppendCopyLine(
-      out, values, [](const std::optional<std::string>& v) -> const auto& { return v; });
+  AppendCopyLine(out, values, std::identity{});
 }
 // The row's columns given by index. (A plain loop, not std::views::transform: clang 14, which
 // builds the fuzzers, cannot compile libstdc++ 12's ranges.)
