@@ -49,6 +49,9 @@ do
     P = string.sub(P, 1, nl - 1)
   end
 end
+-- Keys of the id claims (P ids, P ended, P ended:prev) made once a call: a script that reads or
+-- writes them once a task would otherwise make (and Redis's Lua hash) the same string every time.
+local IDS_KEY, ENDED_KEY, PREV_ENDED_KEY = P .. 'ids', P .. 'ended', P .. 'ended:prev'
 local WOKEN = {}
 local function s(n) return string.format('%d', n) end
 -- Numbers held as text, and counters (nil = 0) plus one, remembered for the call: the tasks one
@@ -352,8 +355,8 @@ local function finish(q, id, k, h, status)
   record_state_of(h, id)
   write_task(k, h)
   local flat = redis.call('HGETALL', k)
-  redis.call('HSET', P .. 'ended', id, status .. '\t' .. h.chash)
-  redis.call('HDEL', P .. 'ids', id)
+  redis.call('HSET', ENDED_KEY, id, status .. '\t' .. h.chash)
+  redis.call('HDEL', IDS_KEY, id)
   redis.call('DEL', k)
   return flat
 end
@@ -410,7 +413,7 @@ local function attempt_record_of(h, id, now, outcome, err, http, excerpt)
 end
 -- The queue of a live task (P ids), counting those this script created (their P ids entries
 -- are gathered).
-local NEW_IDS, IDS_KEY = {}, P .. 'ids'
+local NEW_IDS = {}
 local function live_queue(id) return NEW_IDS[id] or redis.call('HGET', IDS_KEY, id) end
 -- A new task from TASK_ARGS arguments at a[i]: id type queue pv sched timeout prio ikey? chash
 -- spec (AppendTaskArgs in ops.cc). Returns its status.
@@ -451,12 +454,12 @@ end
 -- generation or the one before), else false.
 local HAS_PREV_ENDED = nil
 local function ended_claim(id)
-  local v = redis.call('HGET', P .. 'ended', id)
+  local v = redis.call('HGET', ENDED_KEY, id)
   if v then return v end
   if HAS_PREV_ENDED == nil then
-    HAS_PREV_ENDED = redis.call('EXISTS', P .. 'ended:prev') == 1
+    HAS_PREV_ENDED = redis.call('EXISTS', PREV_ENDED_KEY) == 1
   end
-  if HAS_PREV_ENDED then return redis.call('HGET', P .. 'ended:prev', id) end
+  if HAS_PREV_ENDED then return redis.call('HGET', PREV_ENDED_KEY, id) end
   return false
 end
 local function status_of(id)
@@ -719,7 +722,7 @@ for _, q in ipairs(queues) do
           end
         end
         if take then
-          chosen[#chosen + 1] = {m, q, id, h, spec, st, o9, timeout}
+          chosen[#chosen + 1] = {m, q, id, h, spec, st, o9, timeout, k}
           found = found + 1
         end
       end
@@ -741,8 +744,8 @@ for _, d in ipairs(dedupe) do
 end
 local leases = {}
 for j = 1, math.min(#chosen, want) do
-  local m, q, id = chosen[j][1], chosen[j][2], chosen[j][3]
-  local k = tkey(q, id)
+  -- The key as the first pass made it: made again, Redis's Lua would hash its bytes again.
+  local m, q, id, k = chosen[j][1], chosen[j][2], chosen[j][3], chosen[j][9]
   local lease_id = ARGV[pos + j - 1] .. '~' .. q .. '~' .. id
   local h, spec, st = chosen[j][4], chosen[j][5], chosen[j][6]
   if spec == nil then  -- read with a type filter: the spec is read only for what is taken
@@ -848,8 +851,8 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
          (dedup and head(dedup) or '\192') .. (dedup or '') ..
          (fastused and head(fastused) or '\192') .. (fastused or ''))
   -- The task ends: its hash goes, so nothing else of it needs writing.
-  later('HSET', P .. 'ended', id, 'succeeded\t' .. chash)
-  later('HDEL', P .. 'ids', id)
+  later('HSET', ENDED_KEY, id, 'succeeded\t' .. chash)
+  later('HDEL', IDS_KEY, id)
   later('DEL', nil, k)
   -- What the engine reads of an acked task (AckReply in ops.cc); the key, which may hold tabs,
   -- last.
@@ -977,7 +980,7 @@ return s(best)
 
 // ARGV: P, id. The live task's fields, or nil when it is not live in Redis.
 constexpr const char* kGet = R"LUA(
-local q = redis.call('HGET', P .. 'ids', ARGV[2])
+local q = redis.call('HGET', IDS_KEY, ARGV[2])
 if not q then return false end
 return redis.call('HGETALL', tkey(q, ARGV[2]))
 )LUA";
@@ -985,7 +988,7 @@ return redis.call('HGETALL', tkey(q, ARGV[2]))
 // ARGV: P, id, now
 constexpr const char* kCancel = R"LUA(
 local id, now = ARGV[2], ARGV[3]
-local q = redis.call('HGET', P .. 'ids', id)
+local q = redis.call('HGET', IDS_KEY, id)
 if not q then
   local ended = ended_claim(id)
   if ended then
@@ -1019,7 +1022,7 @@ local now = ARGV[2]
 local out = {}
 for i = 3, #ARGV, 5 do
   local id = ARGV[i]
-  local q = redis.call('HGET', P .. 'ids', id)
+  local q = redis.call('HGET', IDS_KEY, id)
   if q then
     local k = tkey(q, id)
     local h = read_task(k)
@@ -1047,7 +1050,7 @@ local now = ARGV[2]
 local n = 0
 for i = 3, #ARGV do
   local id = ARGV[i]
-  local q = redis.call('HGET', P .. 'ids', id)
+  local q = redis.call('HGET', IDS_KEY, id)
   if q then
     local k = tkey(q, id)
     local h = read_task(k)
@@ -1075,7 +1078,7 @@ return n
 // Returns {checked (0/1), claims dropped}.
 constexpr const char* kRotateEnded = R"LUA(
 local now, retention = tonumber(ARGV[2]), tonumber(ARGV[3])
-local gk, ek, pk = P .. 'ended:gen', P .. 'ended', P .. 'ended:prev'
+local gk, ek, pk = P .. 'ended:gen', ENDED_KEY, PREV_ENDED_KEY
 local g = redis.call('HMGET', gk, 'started', 'closed', 'checked')
 local checked = g[3] == '1' and 1 or 0
 if not g[1] then
@@ -1126,7 +1129,7 @@ constexpr const char* kRestore = R"LUA(
 local mode = ARGV[2]
 local n_done, n_snap = 0, 0
 local function live_or_ended(id)
-  return redis.call('HEXISTS', P .. 'ids', id) == 1 or ended_claim(id) ~= false
+  return redis.call('HEXISTS', IDS_KEY, id) == 1 or ended_claim(id) ~= false
 end
 if mode == 'counter' then
   local k = P .. ARGV[3]
@@ -1158,7 +1161,7 @@ elseif mode == 'tasks' then
     if not live_or_ended(id) then
       local k = tkey(q, id)
       redis.call('HSET', k, unpack(flat))
-      redis.call('HSET', P .. 'ids', id, q)
+      redis.call('HSET', IDS_KEY, id, q)
       add_queue(q)
       if st == 'pending' then
         ready_add(q, member_of(h, id))
@@ -1180,7 +1183,7 @@ elseif mode == 'tasks' then
 elseif mode == 'ended' then
   for i = 3, #ARGV, 2 do
     if not live_or_ended(ARGV[i]) then
-      redis.call('HSET', P .. 'ended', ARGV[i], ARGV[i + 1])
+      redis.call('HSET', ENDED_KEY, ARGV[i], ARGV[i + 1])
       n_done = n_done + 1
     end
   end
