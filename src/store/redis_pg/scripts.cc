@@ -255,16 +255,28 @@ end
 -- The head of a ready member (priority, ready time), made again only when a task's differ from
 -- the last one's: a call's tasks come in runs that share both, and each number formatted costs
 -- an sprintf.
+-- The submit order goes in as its text (s(seq)) after the zeros that make it 16 digits, as %016d
+-- would: a string.format a task cost a submit ~2 % of Redis's instructions.
 local HEAD_PRIO, HEAD_READY, HEAD = nil, nil, nil
-local function member(prio, ready, seq, id)
+local ZEROS = {}  -- ZEROS[n] = n zeros, made once a length a call
+local function zeros(n)
+  if n <= 0 then return '' end
+  local z = ZEROS[n]
+  if not z then
+    z = string.rep('0', n)
+    ZEROS[n] = z
+  end
+  return z
+end
+local function member(prio, ready, seq_text, id)
   if ready < 0 then ready = 0 end
   if prio ~= HEAD_PRIO or ready ~= HEAD_READY then
     HEAD_PRIO, HEAD_READY, HEAD = prio, ready, string.format('%04d%016d', 1000 - prio, ready)
   end
-  return string.format('%s%016d%s', HEAD, seq, id)
+  return HEAD .. zeros(16 - #seq_text) .. seq_text .. id
 end
 local function member_of(h, id)
-  return member(tonumber(h.prio), tonumber(h.ready), tonumber(h.seq), id)
+  return member(tonumber(h.prio), tonumber(h.ready), s(tonumber(h.seq)), id)
 end
 -- A succeeded idempotency key's hash expires (PEXPIRE) this long after its own expiry: the
 -- Redis expiry only frees the memory; whether the key still holds is 'exp' against the
@@ -416,7 +428,7 @@ end
 local NEW_IDS = {}
 local function live_queue(id) return NEW_IDS[id] or redis.call('HGET', IDS_KEY, id) end
 -- A new task from TASK_ARGS arguments at a[i]: id type queue pv sched timeout prio ikey? chash
--- spec (AppendTaskArgs in ops.cc). Returns its status.
+-- spec (AppendTaskArgs in ops.cc). Returns its status and its submit order (seq, as text).
 local TASK_ARGS = 10
 local function create_task(now, a, i)
   local id, q, sched, prio = a[i], a[i + 2], a[i + 4], a[i + 6]
@@ -445,10 +457,10 @@ local function create_task(now, a, i)
     later('ZADD', qkey(q, 'due'), sched, id)
     due_at(sched)
   else
-    ready_add(q, member(num(prio), num(sched), seq, id))
+    ready_add(q, member(num(prio), num(sched), seq_text, id))
   end
   depth(q, nil, status)
-  return status
+  return status, seq_text
 end
 -- The claim of an ended task ("status\tcontent_hash") while Redis still holds it (its
 -- generation or the one before), else false.
@@ -538,8 +550,8 @@ local function submit(now, known, seen, i)
     checked = redis.call('HGET', P .. 'ended:gen', 'checked') == '1'
   end
   if known == '-' and checked then return 'recheck', '', '' end
-  local status = create_task(now, ARGV, i)
-  return 'created', status, s(SEQ)
+  local status, seq_text = create_task(now, ARGV, i)
+  return 'created', status, seq_text
 end
 RETURNS_ENTRIES = true
 -- Three values a task (kind, status, seq; kSubmitReplyValues in ops.h), in one flat array: a
