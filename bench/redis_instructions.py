@@ -15,9 +15,11 @@ always), ~50x slower under callgrind: 2,000 tasks take about a minute.
 To see where the instructions go, not only how many: --redis-server names a redis-server built
 with symbols (Debian's is stripped: with deb-src in apt's sources, `apt-get source redis`, then
 in it `make OPTIMIZATION=-O2 CFLAGS=-g USE_SYSTEM_JEMALLOC=yes BUILD_TLS=no`, ~1 minute; the
-binary is src/redis-server), --breakdown splits each step by Redis function, and --keep DIR
-keeps the three dumps (DIR/callgrind.out.1 submit, .2 lease, .3 ack) for `callgrind_annotate
---inclusive=yes DIR/callgrind.out.2` (docs/benchmarks.md, fourteenth round).
+binary is src/redis-server. A deb-src entry for the URI of a deb one needs its Signed-By too, or
+apt refuses both: "Conflicting values set for option Signed-By"), --breakdown splits each step
+by Redis function, and --keep DIR keeps the three dumps (DIR/callgrind.out.1 submit, .2 lease,
+.3 ack) for `callgrind_annotate --inclusive=yes DIR/callgrind.out.2` (docs/benchmarks.md,
+fourteenth round).
 
 --madeira counts the madeira server's instructions instead (it runs under callgrind, Redis
 as is): what a task costs the store thread, the recorder and HTTP together. The recorder copies
