@@ -129,6 +129,9 @@ std::optional<core::Millis> ParseRetryAfter(std::string_view value, core::Millis
     // curl_getdate reads every date form RFC 9110 names (IMF-fixdate, RFC 850, asctime).
     time_t at = curl_getdate(std::string(value).c_str(), nullptr);
     if (at == -1) return std::nullopt;
+    // A date past the longest wait (curl reads years up to ~10^9): in milliseconds it would
+    // overflow, so it is compared in seconds first.
+    if (static_cast<int64_t>(at) > (now + kMaxRetryAfterMs) / 1000 + 1) return kMaxRetryAfterMs;
     delay = static_cast<core::Millis>(at) * 1000 - now;
   }
   return std::clamp<core::Millis>(delay, 0, kMaxRetryAfterMs);

@@ -86,6 +86,11 @@ TEST(OutcomeTest, ParseRetryAfterForms) {
   EXPECT_EQ(ParseRetryAfter("Tuesday, 14-Nov-23 22:15:20 GMT", kNow), 120'000);  // RFC 850
   EXPECT_EQ(ParseRetryAfter("Tue Nov 14 22:13:50 2023", kNow), 30'000);          // asctime
   EXPECT_EQ(ParseRetryAfter("Tue, 14 Nov 2023 22:00:00 GMT", kNow), 0);          // past: no wait
+  // Dates so far ahead that their milliseconds overflow 64 bits wait the longest, not none.
+  EXPECT_EQ(ParseRetryAfter("Tue, 14 Nov 999999999 22:14:20 GMT", kNow), kMaxRetryAfterMs);
+  EXPECT_EQ(ParseRetryAfter("Tue, 14 Nov 1121093 22:14:20 GMT", kNow), kMaxRetryAfterMs);
+  EXPECT_EQ(ParseRetryAfter("Wed, 15 Nov 2023 22:13:20 GMT", kNow), kMaxRetryAfterMs);  // 1 day
+  EXPECT_EQ(ParseRetryAfter("Wed, 15 Nov 2023 22:13:19 GMT", kNow), kMaxRetryAfterMs - 1000);
   EXPECT_FALSE(ParseRetryAfter("", kNow).has_value());
   EXPECT_FALSE(ParseRetryAfter("-5", kNow).has_value());
   EXPECT_FALSE(ParseRetryAfter("later", kNow).has_value());
