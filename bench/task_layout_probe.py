@@ -9,11 +9,14 @@ in a private redis-server (AOF, fsync always, as the store runs it).
           by HMGET of the lease's 24 and the ack's 17 field names, changed field by field, its
           state and attempt records JSON arrays (cjson) in outbox entries of 64 records;
   packed  the live state as one msgpack value beside the spec: read and written whole
-          (cmsgpack, in C), the same value as the outbox record and in the answers.
+          (cmsgpack, in C), the same value as the outbox record and in the answers;
+  queue   packed, the values fields of two hashes a queue ({q}:st, {q}:spec) rather than of a
+          hash a task: a call reads, writes and deletes all of its tasks with one command each
+          (docs/benchmarks.md, thirty-second round).
 
-Both model only what the layout changes: the ready/lease sets, id claims, counters and wake-ups
+All model only what the layout changes: the ready/lease sets, id claims, counters and wake-ups
 cost the same either way and are left out, so the totals are below redis_instructions.py's for
-the real scripts; the difference between the two rows is what the layout is worth. The fields
+the real scripts; the differences between the rows are what the layouts are worth. The fields
 model mirrors kLeaseFields / kAckFields (scripts.h, scripts.cc) and create_task at the time of
 writing (docs/benchmarks.md, fifteenth round). Needs valgrind and redis-server; ~20 s.
 """
@@ -171,6 +174,65 @@ return out
 """,
 }
 
+# The packed layout with a queue's tasks in two hashes of their own, `{q}:st` and `{q}:spec`
+# (field = task id), instead of a hash a task: the same values, read and written for all of a
+# call's tasks in one command each (HMGET, HSET, HDEL) rather than one or two a task.
+QUEUE = {
+    "submit": r"""
+local sts, specs = {}, {}
+for i = base, base + n - 1 do
+  local id = id_of(i)
+  local st = cmsgpack.pack({'noop', 'q', 1, 30000, 0, 'ab12cd34ef56ab12cd34ef56ab12cd34',
+    'pending', tonumber(now), tonumber(now), tonumber(now), i, 1, 0, 0, false, false, false,
+    false, false})
+  sts[#sts + 1], sts[#sts + 2] = id, st
+  specs[#specs + 1], specs[#specs + 2] = id, ARGV[4]
+  outbox('t', st)
+  outbox('s', ARGV[4])
+end
+redis.call('HSET', '{q}:st', unpack(sts))
+redis.call('HSET', '{q}:spec', unpack(specs))
+flush_outbox()
+return n
+""",
+    "lease": r"""
+local ids, new, out, t_now = {}, {}, {}, tonumber(now)
+for i = base, base + n - 1 do ids[#ids + 1] = id_of(i) end
+local sts = redis.call('HMGET', '{q}:st', unpack(ids))
+local specs = redis.call('HMGET', '{q}:spec', unpack(ids))
+for j, id in ipairs(ids) do
+  local t = cmsgpack.unpack(sts[j])
+  t[7], t[8], t[9], t[12], t[13], t[14] = 'running', t_now, false, t[12] + 1, t[13] + 1, t[14] + 1
+  t[15], t[16], t[17], t[18] = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6', t_now, t_now + t[4],
+    'bench-worker-1'
+  local st = cmsgpack.pack(t)
+  new[#new + 1], new[#new + 2] = id, st
+  outbox(id, st)
+  out[#out + 1] = {specs[j], st}
+end
+redis.call('HSET', '{q}:st', unpack(new))
+flush_outbox()
+return out
+""",
+    "ack": r"""
+local ids, out, t_now = {}, {}, tonumber(now)
+for i = base, base + n - 1 do ids[#ids + 1] = id_of(i) end
+local sts = redis.call('HMGET', '{q}:st', unpack(ids))
+for j, id in ipairs(ids) do
+  local t = cmsgpack.unpack(sts[j])
+  if t[7] ~= 'running' then return redis.error_reply('not running: ' .. id) end
+  t[7], t[8], t[12], t[19] = 'succeeded', t_now, t[12] + 1, t_now
+  local st = cmsgpack.pack(t)
+  outbox(id, st)
+  out[#out + 1] = st
+end
+flush_outbox()
+redis.call('HDEL', '{q}:st', unpack(ids))
+redis.call('HDEL', '{q}:spec', unpack(ids))
+return out
+""",
+}
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
@@ -204,7 +266,8 @@ def main():
               "layout-dependent work only):")
         print(f"{'layout':8} {'submit':>9} {'lease':>9} {'ack':>9} {'all three':>10}")
         dumps = 0
-        for row, (name, bodies) in enumerate((("fields", FIELDS), ("packed", PACKED))):
+        for row, (name, bodies) in enumerate((("fields", FIELDS), ("packed", PACKED),
+                                                  ("queue", QUEUE))):
             counts = []
             first = row * 10_000_000
             for step in ("submit", "lease", "ack"):

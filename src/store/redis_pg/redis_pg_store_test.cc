@@ -102,6 +102,21 @@ void UnpackTaskHash(redis_pg::RedisConn& admin, const std::string& key) {
   admin.Command(named);
 }
 
+// A task moved out of its queue's hashes (P{q}:st, P{q}:spec) into a hash of its own holding its
+// st and spec, where a Madeira from before the queue hashes kept every task.
+void MoveToOwnHash(redis_pg::RedisConn& admin, const std::string& prefix, const std::string& queue,
+                   const std::string& id) {
+  const std::string st_key = prefix + "{" + queue + "}:st";
+  const std::string spec_key = prefix + "{" + queue + "}:spec";
+  const redis_pg::RedisReply st = admin.Command({"HGET", st_key, id});
+  const redis_pg::RedisReply spec = admin.Command({"HGET", spec_key, id});
+  ASSERT_FALSE(st.str.empty()) << id << " is not in " << st_key;
+  ASSERT_FALSE(spec.str.empty()) << id << " is not in " << spec_key;
+  admin.Command({"HSET", prefix + "{" + queue + "}:task:" + id, "st", st.str, "spec", spec.str});
+  admin.Command({"HDEL", st_key, id});
+  admin.Command({"HDEL", spec_key, id});
+}
+
 // Clients blocked in a command (a blocking XREADGROUP, say), from INFO clients.
 int64_t BlockedClients(redis_pg::RedisConn& admin) {
   const std::string info = admin.Command({"INFO", "clients"}).str;
@@ -570,6 +585,7 @@ TEST(RedisPgStore, AcksLeasesByTheirTaskAndLeasesMadeBeforeThat) {
   const std::string prefix = "madeira:" + ns + ":";
   const std::string old_id = "00112233445566778899aabbccddeeff";
   redis_pg::RedisConn admin = AdminRedis();
+  MoveToOwnHash(admin, prefix, "q", "old");
   UnpackTaskHash(admin, prefix + "{q}:task:old");
   admin.Command({"HSET", prefix + "{q}:task:old", "lease", old_id});
   admin.Command({"SET", prefix + "lease:" + old_id, "q\told"});
@@ -600,6 +616,7 @@ TEST(RedisPgStore, TasksWrittenAFieldPerValueStillWork) {
       Await<std::vector<SubmitOutcome>>([&](auto done) { store.Submit({spec}, kT0, done); }));
   const std::string key = "madeira:" + ns + ":{q}:task:flat";
   redis_pg::RedisConn admin = AdminRedis();
+  MoveToOwnHash(admin, "madeira:" + ns + ":", "q", "flat");
   redis_pg::Fields packed = redis_pg::FieldsFromFlat(admin.Command({"HGETALL", key}));
   ASSERT_EQ(packed.at("payload"), spec.payload);
   EXPECT_EQ(admin.Command({"HEXISTS", key, "payload"}).integer, 0);  // it is in the spec
@@ -660,6 +677,7 @@ TEST(RedisPgStore, ATaskWhoseSpecIsJsonStillWorks) {
   const std::string key = "madeira:" + ns + ":{q}:task:js";
   const std::string sched = std::to_string(kT0);
   redis_pg::RedisConn admin = AdminRedis();
+  MoveToOwnHash(admin, "madeira:" + ns + ":", "q", "js");
   ASSERT_NE(admin.Command({"HGET", key, "spec"}).str.front(), '"');  // msgpack now
   const std::string json = R"("id","js","type","t","queue","q","pv","1","payload",)"
                            R"("{\"quote\":\"\\\"\",\"accent\":\"é\"}","sched",")" +
@@ -708,6 +726,9 @@ TEST(RedisPgStore, TasksWrittenBeforeTheirFieldsWerePackedStillWork) {
     return out;
   };
   const std::set<std::string> packed = {"spec", "st"};
+  for (const char* id : {"work", "drop", "later"}) {
+    MoveToOwnHash(admin, "madeira:" + ns + ":", "q", id);
+  }
   EXPECT_EQ(keys("work"), packed);
   for (const char* id : {"work", "drop", "later"}) UnpackTaskHash(admin, prefix + id);
   EXPECT_TRUE(keys("work").contains("status"));
@@ -818,6 +839,59 @@ class Answers {
   std::condition_variable cv_;
   std::vector<Result<T>> results_;
 };
+
+// A new task is a field of its queue's two hashes; one that an older Madeira made keeps a hash
+// of its own. One lease takes both kinds, acks queued together end both, and nothing of either
+// is left in Redis.
+TEST(RedisPgStore, TasksInTheQueueHashesAndInHashesOfTheirOwnAreLeasedAndAckedTogether) {
+  std::string ns;
+  auto own = OpenOwn("queue-hashes", &ns);
+  ASSERT_TRUE(own);
+  Store& store = *own;
+  ASSERT_TRUE(Await<std::vector<SubmitOutcome>>([&](auto done) {
+    store.Submit({TestSpec("a"), TestSpec("b"), TestSpec("c")}, kT0, done);
+  }));
+  const std::string prefix = "madeira:" + ns + ":";
+  redis_pg::RedisConn admin = AdminRedis();
+  EXPECT_EQ(admin.Command({"HLEN", prefix + "{q}:st"}).integer, 3);
+  EXPECT_EQ(admin.Command({"HLEN", prefix + "{q}:spec"}).integer, 3);
+  EXPECT_EQ(admin.Command({"EXISTS", prefix + "{q}:task:a"}).integer, 0);
+  MoveToOwnHash(admin, prefix, "q", "b");
+
+  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(3), done); });
+  ASSERT_TRUE(batch) << batch.error().message;
+  ASSERT_EQ(batch->leases.size(), 3u);
+  std::set<std::string> leased;
+  for (const auto& l : batch->leases) {
+    leased.insert(l.task.spec.task_id);
+    EXPECT_EQ(l.task.spec.payload, TestSpec(l.task.spec.task_id).payload);
+    EXPECT_EQ(l.fencing_token, 1);
+  }
+  EXPECT_EQ(leased, (std::set<std::string>{"a", "b", "c"}));
+
+  Answers<AttemptReport> answers(3);
+  for (const auto& l : batch->leases) {
+    AckRequest ack;
+    ack.lease_id = l.lease_id;
+    ack.now = kT0 + 2;
+    store.Ack(ack, answers.Take());
+  }
+  std::vector<Result<AttemptReport>> acked = answers.Wait();
+  ASSERT_EQ(acked.size(), 3u);
+  for (const auto& r : acked) {
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->task.status, core::TaskStatus::kSucceeded);
+  }
+  EXPECT_EQ(admin.Command({"EXISTS", prefix + "{q}:st", prefix + "{q}:spec", prefix + "{q}:task:b"})
+                .integer,
+            0);
+  for (const char* id : {"a", "b", "c"}) {
+    auto recorded = Await<core::Task>([&](auto done) { store.Get(id, done); });  // from PG
+    ASSERT_TRUE(recorded) << recorded.error().message;
+    EXPECT_EQ(recorded->status, core::TaskStatus::kSucceeded) << id;
+  }
+  store.Close();
+}
 
 // Script calls queue up while the store thread has a batch in flight (it sends the next batch
 // before answering the last); every one is answered, each task leased once, even when Redis

@@ -1,7 +1,11 @@
 // Key layout (P = the key prefix, "madeira:" in production; q = a queue):
-//   P{q}:task:<id>   hash   one live task: "st", what the scripts read or change (state,
-//                           lease, fencing token, ver, ...) packed (kLiveFields, scripts.h),
-//                           and "spec", the rest, as it was made (PackedSpec)
+//   P{q}:st          hash   the queue's live tasks by id: what the scripts read or change of
+//                           each (state, lease, fencing token, ver, ...), packed (kLiveFields,
+//                           scripts.h)
+//   P{q}:spec        hash   the queue's live tasks by id: the rest of each, as it was made
+//                           (PackedSpec)
+//   P{q}:task:<id>   hash   a live task an older Madeira (or madeira recover) made: "st" and
+//                           "spec" as above, or its fields one by one (see read_task_at)
 //   P{q}:ready       zset   pending tasks, all score 0, member = sort key + id, so ZRANGE walks
 //                           priority DESC, ready time, submit order (see member())
 //   P{q}:due         zset   scheduled/retrying ids scored by due time
@@ -338,9 +342,44 @@ local function write_task(k, h)
   redis.call('HSET', k, 'st', st)
   return st
 end
+-- Where a live task is: a task made by this Madeira is a field of its queue's two hashes,
+-- P{q}:st and P{q}:spec (field = task id), so that a lease or an ack reads and writes all of its
+-- tasks in one command each, where a hash a task cost Redis a command a task (docs/benchmarks.md,
+-- thirty-second round). A task an older Madeira made, or `madeira recover` wrote back, keeps a
+-- hash of its own (tkey) until it ends: its table is marked OWN_KEY.
+local OWN_KEY = {}
+local NEW_ST = {}  -- the st of the tasks this call made (their HSETs are gathered)
+local function read_task_at(q, id)
+  local st = NEW_ST[id] or redis.call('HGET', qkey(q, 'st'), id)
+  if st then return live_of(st) end
+  local h = read_task(tkey(q, id))
+  if h then h[OWN_KEY] = true end
+  return h
+end
+local function write_task_at(q, id, h)
+  if h[OWN_KEY] then return write_task(tkey(q, id), h) end
+  local st = pack_live(h)
+  redis.call('HSET', qkey(q, 'st'), id, st)
+  return st
+end
+-- The task's values as its hash holds them (HGETALL's flat answer): st and spec, or the fields of
+-- its own hash.
+local function task_flat(q, id, h)
+  if h[OWN_KEY] then return redis.call('HGETALL', tkey(q, id)) end
+  return {'st', pack_live(h), 'spec', redis.call('HGET', qkey(q, 'spec'), id)}
+end
+local function drop_task(q, id, h)
+  if h[OWN_KEY] then
+    redis.call('DEL', tkey(q, id))
+  else
+    redis.call('HDEL', qkey(q, 'st'), id)
+    redis.call('HDEL', qkey(q, 'spec'), id)
+  end
+end
 -- The task's full record for PostgreSQL (P outbox, kind task), once h is written: when it is
--- edited or brought back. Its fields by name (the spec and any others as the hash holds them).
-local function snapshot(k, h)
+-- edited or brought back. Its fields by name: the live ones (h), then `rest`, the others as its
+-- hash holds them, flat (its spec, and for a hash written field by field the rest).
+local function snapshot_of(h, rest)
   local flat = {}
   for _, name in ipairs(LIVE_FIELDS) do
     if h[name] ~= nil then
@@ -348,7 +387,6 @@ local function snapshot(k, h)
       flat[#flat + 1] = h[name]
     end
   end
-  local rest = redis.call('HGETALL', k)
   for i = 1, #rest, 2 do
     if rest[i] ~= 'st' then
       flat[#flat + 1] = rest[i]
@@ -358,18 +396,23 @@ local function snapshot(k, h)
   record_hash('task', flat, {})
   return flat
 end
+local function snapshot(k, h) return snapshot_of(h, redis.call('HGETALL', k)) end
+local function snapshot_at(q, id, h)
+  if h[OWN_KEY] then return snapshot(tkey(q, id), h) end
+  return snapshot_of(h, {'spec', redis.call('HGET', qkey(q, 'spec'), id)})
+end
 local function touch(h, now)
   h.ver, h.updated = plus1(h.ver), now
 end
 -- The task ends: its state to the record, its claim to P ended, its hash gone. Returns the hash
 -- as it was last (for the caller's answer).
-local function finish(q, id, k, h, status)
+local function finish(q, id, h, status)
   record_state_of(h, id)
-  write_task(k, h)
-  local flat = redis.call('HGETALL', k)
+  if h[OWN_KEY] then write_task(tkey(q, id), h) end
+  local flat = task_flat(q, id, h)
   redis.call('HSET', ENDED_KEY, id, status .. '\t' .. h.chash)
   redis.call('HDEL', IDS_KEY, id)
-  redis.call('DEL', k)
+  drop_task(q, id, h)
   return flat
 end
 -- A lease id is <128 random bits in hex>~<queue>~<task id> ('~' is in neither name), so the
@@ -391,10 +434,9 @@ end
 local function find_lease(lease_id)
   local q, id = lease_target(lease_id)
   if not q then return nil end
-  local k = tkey(q, id)
-  local h = read_task(k)
+  local h = read_task_at(q, id)
   if not h or h.lease ~= lease_id or h.status ~= 'running' then return nil end
-  return q, id, k, h
+  return q, id, h
 end
 local function end_lease(q, id, h, lease_id)
   redis.call('ZREM', qkey(q, 'leases'), id)
@@ -436,7 +478,6 @@ local function create_task(now, a, i)
   local seq = next_seq()
   local status = 'pending'
   if num(sched) > num(now) then status = 'scheduled' end
-  local k = tkey(q, id)
   -- "st" holds what the scripts read or change; the rest of the task is only in its packed
   -- spec (PackedSpec in task_codec.cc), whose own values these override. Counters and flags
   -- that start at 0 (retry attempts dedup fastused infast token) are absent until set.
@@ -445,10 +486,13 @@ local function create_task(now, a, i)
   -- its instructions (docs/benchmarks.md, twenty-fifth round).
   local seq_text, ty, pv, timeout, chash = s(seq), a[i + 1], a[i + 3], a[i + 5], a[i + 8]
   local nh = head(now)
-  redis.call('HSET', k, 'st', head(ty) .. ty .. head(q) .. q .. head(pv) .. pv .. head(timeout) ..
+  local st = head(ty) .. ty .. head(q) .. q .. head(pv) .. pv .. head(timeout) ..
     timeout .. head(prio) .. prio .. head(chash) .. chash .. (ikey and head(ikey) or '\192') ..
     (ikey or '') .. head(seq_text) .. seq_text .. head(sched) .. sched .. head(status) .. status ..
-    head('1') .. '1' .. nh .. now .. head(sched) .. sched .. NILS_AFTER_NEXT, 'spec', spec)
+    head('1') .. '1' .. nh .. now .. head(sched) .. sched .. NILS_AFTER_NEXT
+  later('HSET', qkey(q, 'st'), id, st)
+  later('HSET', qkey(q, 'spec'), id, spec)
+  NEW_ST[id] = st
   record({meta = seq_text .. '\t' .. status, spec = spec})
   NEW_IDS[id] = q
   later('HSET', IDS_KEY, id, q)
@@ -477,7 +521,7 @@ end
 local function status_of(id)
   local q = live_queue(id)
   if q then
-    local h = read_task(tkey(q, id))
+    local h = read_task_at(q, id)
     return h and h.status or false
   end
   local ended = ended_claim(id)
@@ -539,7 +583,7 @@ local function submit(now, known, seen, i)
   end
   if not live and not ended and string.sub(known, 1, 1) == '+' then ended = string.sub(known, 2) end
   if live then
-    local h = read_task(tkey(live, id)) or {}
+    local h = read_task_at(live, id) or {}
     return h.chash == chash and 'duplicate' or 'conflict', h.status or '', ''
   end
   if ended then
@@ -692,29 +736,49 @@ local function lease_deadline(timeout)
 end
 local chosen, dedupe, taken = {}, {}, {}
 for _, q in ipairs(queues) do
-  local rk = qkey(q, 'ready')
+  local rk, stk, speck = qkey(q, 'ready'), qkey(q, 'st'), qkey(q, 'spec')
   local found, start = 0, 0
   while found < want do
-    local ms = redis.call('ZRANGE', rk, start, start + 99)
+    -- Without a filter nearly every candidate is taken: as many as are wanted, their st and spec
+    -- read in one command each.
+    local span = 100
+    if allowed == nil and want - found < span then span = want - found end
+    local ms = redis.call('ZRANGE', rk, start, start + span - 1)
     if #ms == 0 then break end
     start = start + #ms
-    for _, m in ipairs(ms) do
+    local ids, sts, specs = {}, nil, nil
+    for j, m in ipairs(ms) do ids[j] = string.sub(m, 37) end
+    if allowed == nil then
+      sts = redis.call('HMGET', stk, unpack(ids))
+      specs = redis.call('HMGET', speck, unpack(ids))
+    end
+    for j, m in ipairs(ms) do
       if found >= want then break end
-      local id = string.sub(m, 37)
-      -- Without a filter nearly every candidate is taken: read its spec with it, in one call,
-      -- and a task with no idempotency key is not made a table (peek_for_lease).
-      local k = tkey(q, id)
+      local id = ids[j]
+      -- A task with no idempotency key is not made a table (peek_for_lease).
+      local k = nil  -- its own hash (OWN_KEY), if it has one
       local h, spec, st, o9, timeout, ikey = nil, nil, nil, nil, nil, nil
       if allowed == nil then
-        st, spec, o9, timeout, ikey = peek_for_lease(k)
-        if not st then  -- no st: the hash whole (or none)
-          h = read_by_field(k)
-          spec = h and (h.spec or false)
-        elseif ikey then  -- the key's checks and changes read the task whole
-          h, st = live_of(st), nil
+        st = sts[j]
+        if st then
+          spec = specs[j]
+          local _
+          o9, _, _, _, timeout, _, _, ikey = unpack_limit(st, 9)
+          if ikey then h, st = live_of(st), nil end
+        else
+          k = tkey(q, id)
+          st, spec, o9, timeout, ikey = peek_for_lease(k)
+          if not st then  -- no st: the hash whole (or none)
+            h = read_by_field(k)
+            spec = h and (h.spec or false)
+          elseif ikey then  -- the key's checks and changes read the task whole
+            h, st = live_of(st), nil
+          end
+          if h then h[OWN_KEY] = true end
         end
       else
-        h = read_task(k)
+        h = read_task_at(q, id)
+        if h and h[OWN_KEY] then k = tkey(q, id) end
       end
       if h then ikey = h.ikey end
       if (h or st) and (allowed == nil or allowed[h.type .. '\t' .. h.pv]) then
@@ -751,7 +815,7 @@ for _, d in ipairs(dedupe) do
   h.status, h.dedup, h.next = 'succeeded', '1', nil
   touch(h, ARGV[2])
   depth(q, 'pending', 'succeeded')
-  finish(q, id, tkey(q, id), h, 'succeeded')
+  finish(q, id, h, 'succeeded')
   deduped[#deduped + 1] = id
 end
 local leases = {}
@@ -763,22 +827,28 @@ for j = 1, math.min(#chosen, want) do
   if spec == nil then  -- read with a type filter: the spec is read only for what is taken
     if h and h[BY_FIELD] then
       spec = h.spec or false
-    else
+    elseif k then
       spec = redis.call('HGET', k, 'spec')
+    else
+      spec = redis.call('HGET', qkey(q, 'spec'), id)
     end
   end
   local deadline
   if st then  -- peeked (peek_for_lease): no idempotency key, a packed st
     deadline = lease_deadline(chosen[j][8])
     st = spliced(st, chosen[j][7], lease_id, ARGV[2], deadline, worker)
-    redis.call('HSET', k, 'st', st)
+    if k then
+      redis.call('HSET', k, 'st', st)
+    else
+      later('HSET', qkey(q, 'st'), id, st)
+    end
   else
     deadline = lease_deadline(h.timeout)
     h.token, h.attempts = plus1(h.token), plus1(h.attempts)
     h.status, h.lease, h.astart, h.deadline, h.worker = 'running', lease_id, ARGV[2], deadline,
       worker
     h.ver, h.updated, h.next = plus1(h.ver), ARGV[2], ''
-    st = write_task(k, h)
+    st = write_task_at(q, id, h)
     if h.ikey then
       redis.call('DEL', P .. 'idem:' .. h.ikey)
       redis.call('HSET', P .. 'idem:' .. h.ikey, 'state', 'running', 'task', id)
@@ -814,15 +884,17 @@ local acked = {}  -- the tasks acked by this call: their hashes go at its end
 -- value of an answer into its reply at a cost of its own, well above one short string's.
 local out = {}
 local function lost() out[#out + 1] = 'lost' end
-local function ack(lease_id, now, ttl, result, http, excerpt)
-  local q, id = lease_target(lease_id)
+local function ack(q, id, st, lease_id, now, ttl, result, http, excerpt)
   if not q then return lost() end
-  local k = tkey(q, id)
-  if acked[k] then return lost() end
+  if acked[id] then return lost() end
   -- The task's values by their position in st (LiveFieldsAt in scripts.h), not a table of its
-  -- 27 fields: the hash goes at the end of the ack, so nothing is written back, and the table
+  -- 27 fields: the task goes at the end of the ack, so nothing is written back, and the table
   -- alone cost an ack a tenth of its time (docs/benchmarks.md, twenty-fifth round).
-  local st = redis.call('HGET', k, 'st')
+  local k = nil  -- its own hash, when an older Madeira made it (OWN_KEY)
+  if not st then
+    k = tkey(q, id)
+    st = redis.call('HGET', k, 'st')
+  end
   local ty, chash, ikey, status, ver, attempts, retry, lerr, dedup, fastused, infast, lease, astart,
     worker
   if st then
@@ -837,7 +909,7 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
       h.fastused, h.infast, h.lease, h.astart, h.worker
   end
   if lease ~= lease_id or status ~= 'running' then return lost() end
-  acked[k] = true
+  acked[id] = true
   if infast == '1' then redis.call('HINCRBY', P .. 'fast', ty, -1) end
   result, ver = opt(result), plus1(ver)
   later('ZREM', qkey(q, 'leases'), id)
@@ -865,30 +937,76 @@ local function ack(lease_id, now, ttl, result, http, excerpt)
   -- The task ends: its hash goes, so nothing else of it needs writing.
   later('HSET', ENDED_KEY, id, 'succeeded\t' .. chash)
   later('HDEL', IDS_KEY, id)
-  later('DEL', nil, k)
+  if k then
+    later('DEL', nil, k)
+  else
+    later('HDEL', qkey(q, 'st'), id)
+    later('HDEL', qkey(q, 'spec'), id)
+  end
   -- What the engine reads of an acked task (AckReply in ops.cc); the key, which may hold tabs,
   -- last.
   out[#out + 1] = 'ok\t' .. id .. '\t' .. q .. '\t' .. ty .. '\t' .. astart .. '\t' ..
     (attempts or '0') .. '\t' .. (ikey or '')
 end
+-- The acked tasks' st, read in one command a queue (HMGET; a task not there has a hash of its
+-- own, which ack reads), by position: sts[a] is the a-th ack's.
+local qs, ids, n, one_q, all = {}, {}, 0, nil, true
 for i = 2, #ARGV, 6 do
-  ack(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5])
+  n = n + 1
+  local q, id = lease_target(ARGV[i])
+  qs[n], ids[n] = q or false, id or false
+  if not q then
+    all = false
+  elseif one_q == nil then
+    one_q = q
+  elseif one_q ~= q then
+    all = false
+  end
+end
+local sts
+if all and one_q then  -- one queue, as a worker's acks mostly are
+  sts = redis.call('HMGET', qkey(one_q, 'st'), unpack(ids))
+else
+  sts = {}
+  local at = {}  -- at[q]: the positions of its acks
+  for a = 1, n do
+    local q = qs[a]
+    if q then
+      local p = at[q]
+      if not p then
+        p = {}
+        at[q] = p
+      end
+      p[#p + 1] = a
+    end
+  end
+  for q, p in pairs(at) do
+    local these = {}
+    for j, a in ipairs(p) do these[j] = ids[a] end
+    local v = redis.call('HMGET', qkey(q, 'st'), unpack(these))
+    for j, a in ipairs(p) do sts[a] = v[j] end
+  end
+end
+for a = 1, n do
+  local i = 2 + (a - 1) * 6
+  ack(qs[a], ids[a], sts[a], ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4],
+      ARGV[i + 5])
 end
 return out
 )LUA";
 
 // ARGV: P, lease_id. The task holding the lease and the fast retries in flight for its type.
 constexpr const char* kLeaseView = R"LUA(
-local q, id, k, h = find_lease(ARGV[2])
+local q, id, h = find_lease(ARGV[2])
 if not q then return {'lost'} end
-return {'ok', redis.call('HGETALL', k), tonumber(redis.call('HGET', P .. 'fast', h.type) or '0')}
+return {'ok', task_flat(q, id, h), tonumber(redis.call('HGET', P .. 'fast', h.type) or '0')}
 )LUA";
 
 // ARGV: P, lease_id, ver, now, status, retry, fastused, infast, next?, error?, outcome, http?,
 // excerpt?, expire_only. Applies a decision made from the task at `ver` (else 'changed').
 constexpr const char* kFinishAttempt = R"LUA(
 local lease_id, now, status = ARGV[2], ARGV[4], ARGV[5]
-local q, id, k, h = find_lease(lease_id)
+local q, id, h = find_lease(lease_id)
 if not q then return {'lost'} end
 if h.ver ~= ARGV[3] then return {'changed'} end
 if ARGV[14] == '1' and tonumber(h.deadline) > tonumber(now) then return {'lost'} end
@@ -915,19 +1033,19 @@ elseif status == 'retrying' then
 end
 depth(q, 'running', status)
 record_state_of(h, id)
-write_task(k, h)
-return {'ok', redis.call('HGETALL', k)}
+write_task_at(q, id, h)
+return {'ok', task_flat(q, id, h)}
 )LUA";
 
 // ARGV: P, lease_id, extend_ms, now
 constexpr const char* kExtend = R"LUA(
-local q, id, k, h = find_lease(ARGV[2])
+local q, id, h = find_lease(ARGV[2])
 if not q then return {'lost'} end
 local d = math.min(tonumber(ARGV[4]) + tonumber(ARGV[3]), tonumber(h.astart) + tonumber(h.timeout))
 d = math.max(d, tonumber(h.deadline))
 if d ~= tonumber(h.deadline) then
   h.deadline = s(d)
-  write_task(k, h)
+  write_task_at(q, id, h)
   redis.call('ZADD', qkey(q, 'leases'), d, id)
 end
 return {'ok', s(d)}
@@ -939,7 +1057,7 @@ local found = {}
 for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
   local r = redis.call('ZRANGEBYSCORE', qkey(q, 'leases'), '-inf', ARGV[2], 'WITHSCORES')
   for j = 1, #r, 2 do
-    local h = read_task(tkey(q, r[j]))
+    local h = read_task_at(q, r[j])
     local lease = h and h.lease
     if lease then found[#found + 1] = {tonumber(r[j + 1]), lease} end
   end
@@ -956,8 +1074,7 @@ local out = {}
 for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
   local dk = qkey(q, 'due')
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', dk, '-inf', ARGV[2])) do
-    local k = tkey(q, id)
-    local h = read_task(k)
+    local h = read_task_at(q, id)
     redis.call('ZREM', dk, id)
     if h and (h.status == 'scheduled' or h.status == 'retrying') then
       local was = h.status
@@ -966,7 +1083,7 @@ for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do
       ready_add(q, member_of(h, id))
       depth(q, was, 'pending')
       record_state_of(h, id)
-      write_task(k, h)
+      write_task_at(q, id, h)
       out[#out + 1] = q
     end
   end
@@ -994,7 +1111,9 @@ return s(best)
 constexpr const char* kGet = R"LUA(
 local q = redis.call('HGET', IDS_KEY, ARGV[2])
 if not q then return false end
-return redis.call('HGETALL', tkey(q, ARGV[2]))
+local h = read_task_at(q, ARGV[2])
+if not h then return {} end
+return task_flat(q, ARGV[2], h)
 )LUA";
 
 // ARGV: P, id, now
@@ -1009,8 +1128,7 @@ if not q then
   end
   return {'notfound'}
 end
-local k = tkey(q, id)
-local h = read_task(k)
+local h = read_task_at(q, id)
 if not h then return {'notfound'} end
 local st = h.status
 if st == 'running' then return {'running'} end
@@ -1025,7 +1143,7 @@ h.status, h.next = 'cancelled', nil
 touch(h, now)
 release_key(h, id)
 depth(q, st, 'cancelled')
-return {'ok', finish(q, id, k, h, 'cancelled')}
+return {'ok', finish(q, id, h, 'cancelled')}
 )LUA";
 
 // ARGV: P, now, then 5 per task: id ver payload? pv? maxr?. Dead tasks still at `ver` only.
@@ -1036,8 +1154,7 @@ for i = 3, #ARGV, 5 do
   local id = ARGV[i]
   local q = redis.call('HGET', IDS_KEY, id)
   if q then
-    local k = tkey(q, id)
-    local h = read_task(k)
+    local h = read_task_at(q, id)
     if h and h.status == 'dead' and h.ver == ARGV[i + 1] then
       local payload, pv, maxr = opt(ARGV[i + 2]), opt(ARGV[i + 3]), opt(ARGV[i + 4])
       if payload then h.payload = payload end
@@ -1048,8 +1165,8 @@ for i = 3, #ARGV, 5 do
       touch(h, now)
       ready_add(q, member_of(h, id))
       depth(q, 'dead', 'pending')
-      write_task(k, h)
-      out[#out + 1] = snapshot(k, h)
+      write_task_at(q, id, h)
+      out[#out + 1] = snapshot_at(q, id, h)
     end
   end
 end
@@ -1064,13 +1181,12 @@ for i = 3, #ARGV do
   local id = ARGV[i]
   local q = redis.call('HGET', IDS_KEY, id)
   if q then
-    local k = tkey(q, id)
-    local h = read_task(k)
+    local h = read_task_at(q, id)
     if h and h.status == 'dead' then
       h.status, h.next = 'cancelled', nil
       touch(h, now)
       depth(q, 'dead', 'cancelled')
-      finish(q, id, k, h, 'cancelled')
+      finish(q, id, h, 'cancelled')
       n = n + 1
     end
   end
