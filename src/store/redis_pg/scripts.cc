@@ -348,7 +348,10 @@ end
 -- thirty-second round). A task an older Madeira made, or `madeira recover` wrote back, keeps a
 -- hash of its own (tkey) until it ends: its table is marked OWN_KEY.
 local OWN_KEY = {}
-local NEW_ST = {}  -- the st of the tasks this call made (their HSETs are gathered)
+-- The st of the tasks this call made: their HSETs are gathered (flush_gathered), so they are read
+-- from here. No script changes or ends a task it made in the same call (the gathered HSET would
+-- come after the change).
+local NEW_ST = {}
 local function read_task_at(q, id)
   local st = NEW_ST[id] or redis.call('HGET', qkey(q, 'st'), id)
   if st then return live_of(st) end
