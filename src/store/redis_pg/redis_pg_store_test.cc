@@ -841,15 +841,17 @@ class Answers {
 };
 
 // A new task is a field of its queue's two hashes; one that an older Madeira made keeps a hash
-// of its own. One lease takes both kinds, acks queued together end both, and nothing of either
-// is left in Redis.
+// of its own. One lease takes both kinds from two queues, acks queued together (with one of a
+// lease that does not exist) end them all, and nothing of any is left in Redis.
 TEST(RedisPgStore, TasksInTheQueueHashesAndInHashesOfTheirOwnAreLeasedAndAckedTogether) {
   std::string ns;
   auto own = OpenOwn("queue-hashes", &ns);
   ASSERT_TRUE(own);
   Store& store = *own;
+  core::TaskSpec other = TestSpec("d");
+  other.queue = "r";
   ASSERT_TRUE(Await<std::vector<SubmitOutcome>>([&](auto done) {
-    store.Submit({TestSpec("a"), TestSpec("b"), TestSpec("c")}, kT0, done);
+    store.Submit({TestSpec("a"), TestSpec("b"), TestSpec("c"), other}, kT0, done);
   }));
   const std::string prefix = "madeira:" + ns + ":";
   redis_pg::RedisConn admin = AdminRedis();
@@ -858,34 +860,49 @@ TEST(RedisPgStore, TasksInTheQueueHashesAndInHashesOfTheirOwnAreLeasedAndAckedTo
   EXPECT_EQ(admin.Command({"EXISTS", prefix + "{q}:task:a"}).integer, 0);
   MoveToOwnHash(admin, prefix, "q", "b");
 
-  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(LeaseFromQ(3), done); });
+  LeaseRequest both = LeaseFromQ(4);
+  both.queues = {"q", "r"};
+  auto batch = Await<LeaseBatch>([&](auto done) { store.Lease(both, done); });
   ASSERT_TRUE(batch) << batch.error().message;
-  ASSERT_EQ(batch->leases.size(), 3u);
+  ASSERT_EQ(batch->leases.size(), 4u);
   std::set<std::string> leased;
   for (const auto& l : batch->leases) {
     leased.insert(l.task.spec.task_id);
     EXPECT_EQ(l.task.spec.payload, TestSpec(l.task.spec.task_id).payload);
     EXPECT_EQ(l.fencing_token, 1);
   }
-  EXPECT_EQ(leased, (std::set<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(leased, (std::set<std::string>{"a", "b", "c", "d"}));
 
-  Answers<AttemptReport> answers(3);
+  Answers<AttemptReport> answers(5);
+  AckRequest ack;
+  ack.now = kT0 + 2;
   for (const auto& l : batch->leases) {
-    AckRequest ack;
     ack.lease_id = l.lease_id;
-    ack.now = kT0 + 2;
     store.Ack(ack, answers.Take());
   }
+  ack.lease_id = "00112233445566778899aabbccddeeff~q~nobody";
+  store.Ack(ack, answers.Take());
   std::vector<Result<AttemptReport>> acked = answers.Wait();
-  ASSERT_EQ(acked.size(), 3u);
+  ASSERT_EQ(acked.size(), 5u);
+  std::set<std::string> ended;
+  int lost = 0;
   for (const auto& r : acked) {
-    ASSERT_TRUE(r) << r.error().message;
+    if (!r) {
+      EXPECT_EQ(r.error().code, core::ErrorCode::kLeaseLost) << r.error().message;
+      ++lost;
+      continue;
+    }
     EXPECT_EQ(r->task.status, core::TaskStatus::kSucceeded);
+    ended.insert(r->task.spec.task_id);
   }
-  EXPECT_EQ(admin.Command({"EXISTS", prefix + "{q}:st", prefix + "{q}:spec", prefix + "{q}:task:b"})
+  EXPECT_EQ(lost, 1);
+  EXPECT_EQ(ended, leased);
+  EXPECT_EQ(admin
+                .Command({"EXISTS", prefix + "{q}:st", prefix + "{q}:spec", prefix + "{r}:st",
+                          prefix + "{r}:spec", prefix + "{q}:task:b"})
                 .integer,
             0);
-  for (const char* id : {"a", "b", "c"}) {
+  for (const char* id : {"a", "b", "c", "d"}) {
     auto recorded = Await<core::Task>([&](auto done) { store.Get(id, done); });  // from PG
     ASSERT_TRUE(recorded) << recorded.error().message;
     EXPECT_EQ(recorded->status, core::TaskStatus::kSucceeded) << id;
