@@ -366,10 +366,10 @@ local function write_task_at(q, id, h)
   return st
 end
 -- The task's values as its hash holds them (HGETALL's flat answer): st and spec, or the fields of
--- its own hash.
-local function task_flat(q, id, h)
+-- its own hash. `st`: h packed already (write_task_at's answer), if the caller has it.
+local function task_flat(q, id, h, st)
   if h[OWN_KEY] then return redis.call('HGETALL', tkey(q, id)) end
-  return {'st', pack_live(h), 'spec', redis.call('HGET', qkey(q, 'spec'), id)}
+  return {'st', st or pack_live(h), 'spec', redis.call('HGET', qkey(q, 'spec'), id)}
 end
 local function drop_task(q, id, h)
   if h[OWN_KEY] then
@@ -1036,8 +1036,7 @@ elseif status == 'retrying' then
 end
 depth(q, 'running', status)
 record_state_of(h, id)
-write_task_at(q, id, h)
-return {'ok', task_flat(q, id, h)}
+return {'ok', task_flat(q, id, h, write_task_at(q, id, h))}
 )LUA";
 
 // ARGV: P, lease_id, extend_ms, now
