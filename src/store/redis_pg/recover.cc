@@ -46,8 +46,10 @@ std::string TextArray(const std::vector<std::string>& items) {
   return out + "}";
 }
 
-// The Redis hash of a recorded task, as restore-script arguments (count first). A running task
-// comes back pending, ready now: its lease lived only in Redis.
+// A recorded task as restore-script arguments (count first): its id, its spec packed as a submit
+// packs it (with the payload and retries a replay may have edited) and its live fields, which the
+// script packs into its st. A running task comes back pending, ready now: its lease lived only in
+// Redis.
 void AppendRestoreArgs(std::vector<std::string>& args, const core::Task& recorded, int64_t ver,
                        Millis now) {
   core::Task t = recorded;
@@ -62,22 +64,17 @@ void AppendRestoreArgs(std::vector<std::string>& args, const core::Task& recorde
   std::vector<std::string> f;
   int n = 0;
   Field(f, n, "id", t.spec.task_id);
+  Field(f, n, "spec", PackedSpec(t.spec, t.created_at));
   Field(f, n, "type", t.spec.task_type);
   Field(f, n, "queue", t.spec.queue);
   Field(f, n, "pv", Num(t.spec.payload_version));
-  Field(f, n, "payload", t.spec.payload);
-  Field(f, n, "sched", Num(t.spec.schedule_time));
   Field(f, n, "timeout", Num(t.spec.timeout_ms));
-  Field(f, n, "maxr", Num(t.spec.max_retries));
   Field(f, n, "prio", Num(t.spec.priority));
-  Field(f, n, "trace", t.spec.trace_id);
   if (t.spec.idempotency_key) Field(f, n, "ikey", *t.spec.idempotency_key);
   Field(f, n, "chash", t.spec.content_hash);
-  if (!t.spec.owner.empty()) Field(f, n, "owner", t.spec.owner);
   Field(f, n, "status", std::string(core::TaskStatusName(t.status)));
   Field(f, n, "retry", Num(t.retry_count));
   Field(f, n, "attempts", Num(t.attempts));
-  Field(f, n, "created", Num(t.created_at));
   Field(f, n, "updated", Num(was_running ? now : t.updated_at));
   if (t.next_attempt_at) Field(f, n, "next", Num(*t.next_attempt_at));
   Field(f, n, "ready", Num(ready));

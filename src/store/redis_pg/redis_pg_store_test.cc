@@ -1732,9 +1732,11 @@ TEST(RedisPgStore, RecoverRebuildsRedisFromPostgres) {
   ASSERT_TRUE(HaveServices());
   PrivateRedis redis;
   ASSERT_TRUE(redis.Start()) << "could not start redis-server";
-  RedisPgOptions o = TestOptions(NamespaceFor("recover-" + std::to_string(::getpid())));
+  const std::string ns = NamespaceFor("recover-" + std::to_string(::getpid()));
+  RedisPgOptions o = TestOptions(ns);
   o.redis_url = redis.url();
   constexpr core::Millis kTtl = 3'600'000;
+  core::Task later_before;
   {
     auto opened = OpenRedisPgStore(o);
     ASSERT_TRUE(opened) << opened.error().message;
@@ -1776,6 +1778,9 @@ TEST(RedisPgStore, RecoverRebuildsRedisFromPostgres) {
     delivery.task.queue = "webhook.ep1";
     ASSERT_TRUE(Await<EventSubmitOutcome>(
         [&](auto done) { store.SubmitEvent(event, {delivery}, kT0, done); }));
+    auto got = Await<core::Task>([&](auto done) { store.Get("later", done); });
+    ASSERT_TRUE(got) << got.error().message;
+    later_before = *got;
     store.Close();
   }
 
@@ -1793,6 +1798,15 @@ TEST(RedisPgStore, RecoverRebuildsRedisFromPostgres) {
   EXPECT_EQ(report->ended, 1);
   EXPECT_EQ(report->idempotency_keys, 1);
   EXPECT_EQ(report->events, 1);
+  // Written back as a submit writes a task: a field of its queue's two hashes, no hash of its
+  // own (the layout a lease and an ack read fastest).
+  const std::string prefix = "madeira:" + ns + ":";
+  for (const auto& [queue, id] : std::vector<std::pair<std::string, std::string>>{
+           {"q", "run"}, {"q", "pend"}, {"q", "later"}, {"q2", "dead"}, {"webhook.ep1", "deliv"}}) {
+    EXPECT_EQ(admin.Command({"HEXISTS", prefix + "{" + queue + "}:st", id}).integer, 1) << id;
+    EXPECT_EQ(admin.Command({"HEXISTS", prefix + "{" + queue + "}:spec", id}).integer, 1) << id;
+    EXPECT_EQ(admin.Command({"EXISTS", prefix + "{" + queue + "}:task:" + id}).integer, 0) << id;
+  }
   auto again = RecoverRedisPg(o, kT0 + 10, kTtl);  // nothing left to add
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(again->tasks + again->ended + again->idempotency_keys + again->events, 0);
@@ -1810,6 +1824,12 @@ TEST(RedisPgStore, RecoverRebuildsRedisFromPostgres) {
   EXPECT_EQ(status_of("dead"), "dead");
   EXPECT_EQ(status_of("done"), "succeeded");
   EXPECT_EQ(status_of("deliv"), "pending");
+  // A task comes back whole: what it was made with and where it stood.
+  auto later_after = Await<core::Task>([&](auto done) { store.Get("later", done); });
+  ASSERT_TRUE(later_after) << later_after.error().message;
+  EXPECT_EQ(later_after->spec.payload, later_before.spec.payload);
+  EXPECT_EQ(later_after->created_at, later_before.created_at);
+  EXPECT_TRUE(*later_after == later_before);
   auto attempts =
       Await<std::vector<core::Attempt>>([&](auto done) { store.Attempts("run", done); });
   ASSERT_TRUE(attempts);

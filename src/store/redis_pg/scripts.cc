@@ -4,7 +4,7 @@
 //                           scripts.h)
 //   P{q}:spec        hash   the queue's live tasks by id: the rest of each, as it was made
 //                           (PackedSpec)
-//   P{q}:task:<id>   hash   a live task an older Madeira (or madeira recover) made: "st" and
+//   P{q}:task:<id>   hash   a live task an older Madeira (or its madeira recover) made: "st" and
 //                           "spec" as above, or its fields one by one (see read_task_at)
 //   P{q}:ready       zset   pending tasks, all score 0, member = sort key + id, so ZRANGE walks
 //                           priority DESC, ready time, submit order (see member())
@@ -345,8 +345,9 @@ end
 -- Where a live task is: a task made by this Madeira is a field of its queue's two hashes,
 -- P{q}:st and P{q}:spec (field = task id), so that a lease or an ack reads and writes all of its
 -- tasks in one command each, where a hash a task cost Redis a command a task (docs/benchmarks.md,
--- thirty-second round). A task an older Madeira made, or `madeira recover` wrote back, keeps a
--- hash of its own (tkey) until it ends: its table is marked OWN_KEY.
+-- thirty-second round); so is a task `madeira recover` writes back. A task an older Madeira
+-- made (or an older `madeira recover` wrote back) keeps a hash of its own (tkey) until it ends:
+-- its table is marked OWN_KEY.
 local OWN_KEY = {}
 -- The st of the tasks this call made: their HSETs are gathered (flush_gathered), so they are read
 -- from here. No script changes or ends a task it made in the same call (the gathered HSET would
@@ -672,8 +673,8 @@ return stored_event(ek)
 // ARGV: P, now, max, lease_ms?, worker, nq, queues..., nf, "type\tversion"..., lease ids (max)
 constexpr const char* kLease = R"LUA(
 -- A task as a lease reads it. With a type filter: its fields (read_task), the spec read once it is
--- taken; a hash without a packed spec (written field by field by an older Madeira, or by madeira
--- recover) is answered whole (HGETALL) once leased.
+-- taken; a hash without a packed spec (written field by field by an older Madeira, or by its
+-- madeira recover) is answered whole (HGETALL) once leased.
 -- Without a filter: its st looked into only as far as a lease needs (spliced, below), not made a
 -- table. Answers st, spec, the byte offset past st's ninth value, the timeout and the idempotency
 -- key; nil for a hash without st (written field by field, or none).
@@ -1244,9 +1245,11 @@ return {1, dropped}
 // `madeira recover`: writes back what PostgreSQL recorded, never over what Redis still has.
 // ARGV: P, mode, then per mode:
 //   counter  name value            raises P<name> to value (never lowers it)
-//   tasks    per task: n, then n field/value pairs of the task hash. Fields starting with "_"
-//            are not stored: "_snap" = copy the task to the record again (it was changed: a
-//            running task made pending), "_astart" = when that lost attempt started.
+//   tasks    per task: n, then n field/value pairs: "id", "spec" (PackedSpec) and the live
+//            fields (kLiveFields), written into the queue's hashes as a submit writes them.
+//            Fields starting with "_" are not stored: "_snap" = copy the task to the record
+//            again (it was changed: a running task made pending), "_astart" = when that lost
+//            attempt started.
 //   ended    pairs id, "status\tcontent_hash"   (the id claims of succeeded/cancelled tasks)
 //   checked  (none)   PostgreSQL holds ended tasks whose claims were not written back: submits
 //                     look their ids up there (P ended:gen checked, see kRotateEnded)
@@ -1269,28 +1272,18 @@ if mode == 'counter' then
     n_done = 1
   end
 elseif mode == 'tasks' then
-  local live = {}
-  for _, name in ipairs(LIVE_FIELDS) do live[name] = true end
   local i = 3
   while i <= #ARGV do
+    -- A task as its queue's two hashes hold it, as a submit would have made it: its live fields
+    -- by name (packed into its st) and its packed spec ('spec'); '_' names are for this script.
     local n = tonumber(ARGV[i])
-    -- The live fields go packed into "st"; the others (id created trace ..., which a hash
-    -- without a spec holds itself) by name.
-    local flat, h = {'st', ''}, {}
-    for j = 1, n do
-      local name, value = ARGV[i + 2 * j - 1], ARGV[i + 2 * j]
-      h[name] = value
-      if string.sub(name, 1, 1) ~= '_' and not live[name] then
-        flat[#flat + 1] = name
-        flat[#flat + 1] = value
-      end
-    end
-    flat[2] = pack_live(h)
+    local h = {}
+    for j = 1, n do h[ARGV[i + 2 * j - 1]] = ARGV[i + 2 * j] end
     i = i + 1 + 2 * n
-    local id, q, st = h['id'], h['queue'], h['status']
+    local id, q, st, spec = h['id'], h['queue'], h['status'], h['spec']
     if not live_or_ended(id) then
-      local k = tkey(q, id)
-      redis.call('HSET', k, unpack(flat))
+      redis.call('HSET', qkey(q, 'st'), id, pack_live(h))
+      redis.call('HSET', qkey(q, 'spec'), id, spec)
       redis.call('HSET', IDS_KEY, id, q)
       add_queue(q)
       if st == 'pending' then
@@ -1304,7 +1297,7 @@ elseif mode == 'tasks' then
         record({'kind', 'attempt', 'task_id', id, 'attempt', h['attempts'], 'worker', '',
                 'started', h['_astart'], 'finished', h['updated'], 'outcome', 'lease_expired',
                 'error', '{"type":"redis_data_lost","message":"Redis lost this lease; madeira recover made the task pending again"}'})
-        snapshot(k, h)
+        snapshot_of(h, {'spec', spec})
         n_snap = n_snap + 1
       end
       n_done = n_done + 1
