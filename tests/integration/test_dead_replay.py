@@ -19,6 +19,12 @@ def test_dead_is_listed_with_last_error(api, q):
     assert items[0]["status"] == "dead"
     assert items[0]["last_error"]["message"] == "db down"
     assert items[0]["last_error"]["type"] == "TestError"
+    # A dead task waits for no attempt, wherever it is read.
+    assert items[0]["next_attempt_at"] is None
+    assert api.task(tid)["next_attempt_at"] is None
+    cancelled = api.post("/v1/tasks/%s/cancel" % tid, {})
+    assert cancelled.status == 200 and cancelled.json["status"] == "cancelled", cancelled
+    assert cancelled.json["next_attempt_at"] is None
 
 
 def test_dead_list_filters(api, q):

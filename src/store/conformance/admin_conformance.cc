@@ -31,12 +31,16 @@ TEST_P(StoreConformance, CancelFollowsTheStateRules) {
   auto cancel = [&](const std::string& id) {
     return Await<core::Task>([&](auto done) { store().Cancel(id, kT0 + 50, done); });
   };
+  // A dead task waits for no attempt.
+  EXPECT_FALSE(Get("dead").next_attempt_at);
   for (const char* id : {"scheduled", "pending", "retrying", "dead"}) {
     auto t = cancel(id);
     ASSERT_TRUE(t.has_value()) << id;
     EXPECT_EQ(t->status, TaskStatus::kCancelled) << id;
+    EXPECT_FALSE(t->next_attempt_at) << id;
     EXPECT_EQ(Get(id).status, TaskStatus::kCancelled) << id;
     EXPECT_EQ(Get(id).updated_at, kT0 + 50) << id;
+    EXPECT_FALSE(Get(id).next_attempt_at) << id;
   }
   EXPECT_EQ(cancel("running").error().code, ErrorCode::kTaskRunning);
   EXPECT_EQ(cancel("done").error().code, ErrorCode::kTaskTerminal);

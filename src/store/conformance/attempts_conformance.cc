@@ -164,6 +164,8 @@ TEST_P(StoreConformance, FailAppliesTheDecisionWithFastInFlightOfOthers) {
   EXPECT_EQ(dead.fast_in_flight, (std::vector<int>{1}));
   EXPECT_EQ(c.task.status, TaskStatus::kDead);
   EXPECT_EQ(c.task.retry_count, 0);
+  EXPECT_FALSE(c.task.next_attempt_at);
+  EXPECT_FALSE(Get("c").next_attempt_at);
   EXPECT_EQ(Get("c").last_error, R"({"type":"Blip","message":"c"})");
   EXPECT_EQ(Get("c").updated_at, kT0 + 7);
   EXPECT_EQ(Get("a").last_error, R"({"type":"Blip","message":"a"})");

@@ -435,6 +435,11 @@ void AddSpecFields(Fields& f, const std::string& spec) {
 
 }  // namespace
 
+// A task's next attempt as its st holds it is the only one: nil there is none, and must not be
+// read as its spec's, the schedule time it was made with (a dead or ended task has none). ""
+// is none wherever a task's next is read (a lease blanks it so).
+constexpr std::string_view kNoNext = "";
+
 void UnpackLive(Fields& f) {
   auto it = f.find("st");
   if (it == f.end()) return;
@@ -448,6 +453,7 @@ void UnpackLive(Fields& f) {
     }
   }
   if (p != end) throw std::runtime_error("task state holds more values than it has fields");
+  f.try_emplace("next", kNoNext);
 }
 
 void UnpackSpec(Fields& f) {
@@ -693,6 +699,7 @@ class TaskValues {
       if (auto value = PackedText(p, end, made_[i], "task state")) Offer(i, *value);
     }
     if (p != end) throw std::runtime_error("task state holds more values than it has fields");
+    Offer(At("next"), kNoNext);
   }
 
   // A packed spec's fields (see AddSpecFields): views of `spec`, or of the map a JSON spec (an

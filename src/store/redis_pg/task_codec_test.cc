@@ -348,31 +348,39 @@ std::string LiveState(const std::map<std::string, std::string>& values) {
   return st.bytes();
 }
 
+// A task's st with the values every task has (`spec`'s, a submit order and a ready time) and
+// `more`, which win.
+std::string StateOf(const core::TaskSpec& spec, std::map<std::string, std::string> more) {
+  more.insert({{"type", spec.task_type},
+               {"queue", spec.queue},
+               {"pv", "1"},
+               {"timeout", "30000"},
+               {"prio", "3"},
+               {"chash", spec.content_hash},
+               {"seq", "41"},
+               {"ready", "1700000000000"},
+               {"updated", "1700000000500"}});
+  return LiveState(more);
+}
+
 // A leased task as the lease answers it ("st", then the spec): the packed fields over the spec
 // (a replay's payload, the lease's state), absent ones taken from the spec, '' kept.
 TEST(PackedTask, APackedStateOverItsSpecReadsAsTheLeasedTask) {
   const core::TaskSpec spec = Spec();
-  const std::string st = LiveState({{"type", spec.task_type},
-                                    {"queue", spec.queue},
-                                    {"pv", "3"},
-                                    {"timeout", "30000"},
-                                    {"prio", "3"},
-                                    {"chash", spec.content_hash},
-                                    {"seq", "41"},
-                                    {"ready", "1700000000000"},
-                                    {"status", "running"},
-                                    {"ver", "4"},
-                                    {"updated", "1700000000500"},
-                                    {"next", ""},
-                                    {"token", "2"},
-                                    {"attempts", "2"},
-                                    {"retry", "1"},
-                                    {"lerr", "{\"type\":\"boom\"}"},
-                                    {"lease", "ab~mail~t-1"},
-                                    {"astart", "1700000000500"},
-                                    {"deadline", "1700000030500"},
-                                    {"worker", "w\t1"},
-                                    {"payload", "{\"edited\":true}"}});
+  const std::string st = StateOf(spec, {{"pv", "3"},
+                                        {"status", "running"},
+                                        {"ver", "4"},
+                                        {"updated", "1700000000500"},
+                                        {"next", ""},
+                                        {"token", "2"},
+                                        {"attempts", "2"},
+                                        {"retry", "1"},
+                                        {"lerr", "{\"type\":\"boom\"}"},
+                                        {"lease", "ab~mail~t-1"},
+                                        {"astart", "1700000000500"},
+                                        {"deadline", "1700000030500"},
+                                        {"worker", "w\t1"},
+                                        {"payload", "{\"edited\":true}"}});
   LiveTask live = LeasedTask(st, PackedSpec(spec, kNow), nullptr);
   EXPECT_EQ(live.task.spec.task_id, "t-1");
   EXPECT_EQ(live.task.spec.payload, "{\"edited\":true}");
@@ -397,6 +405,24 @@ TEST(PackedTask, APackedStateOverItsSpecReadsAsTheLeasedTask) {
   EXPECT_EQ(flat.task.spec.payload, live.task.spec.payload);
   EXPECT_EQ(flat.lease_id, live.lease_id);
   EXPECT_EQ(flat.ver, live.ver);
+}
+
+// A task that died or ended has no next attempt: nil in its st, which the spec's next (the
+// schedule time it was made with) must not stand in for, however it is read.
+TEST(PackedTask, NoNextInTheStateIsNoNextAttempt) {
+  const core::TaskSpec spec = Spec();
+  const std::string packed = PackedSpec(spec, kNow);
+  const std::string dead = StateOf(spec, {{"status", "dead"}, {"ver", "4"}, {"attempts", "1"}});
+  EXPECT_FALSE(LeasedTask(dead, packed, nullptr).task.next_attempt_at);
+  const LiveTask flat = TaskFromFields(FieldsFromFlat(Flat({"st", dead, "spec", packed})));
+  EXPECT_EQ(flat.task.status, core::TaskStatus::kDead);
+  EXPECT_FALSE(flat.task.next_attempt_at);
+  // A task waiting for its next attempt reads it from its st.
+  const std::string waiting =
+      StateOf(spec, {{"status", "retrying"}, {"ver", "4"}, {"next", "1700000009000"}});
+  EXPECT_EQ(LeasedTask(waiting, packed, nullptr).task.next_attempt_at, 1'700'000'009'000);
+  const LiveTask read = TaskFromFields(FieldsFromFlat(Flat({"st", waiting, "spec", packed})));
+  EXPECT_EQ(read.task.next_attempt_at, 1'700'000'009'000);
 }
 
 void ExpectSameLiveTask(const LiveTask& a, const LiveTask& b) {
@@ -555,8 +581,9 @@ TEST(PackedTask, APackedStateThatCannotBeReadSaysSo) {
   const std::string st = LiveState({{"status", "pending"}, {"ver", "1"}});
   Fields whole{{"st", st}};
   UnpackLive(whole);
-  EXPECT_EQ(whole.size(), 2u);
+  EXPECT_EQ(whole.size(), 3u);  // its two values, and no next (nil there: none)
   EXPECT_EQ(whole.at("status"), "pending");
+  EXPECT_EQ(whole.at("next"), "");
   for (size_t cut = 0; cut < st.size(); ++cut) {
     Fields f{{"st", st.substr(0, cut)}};
     EXPECT_THROW(UnpackLive(f), std::runtime_error) << "cut at " << cut;
