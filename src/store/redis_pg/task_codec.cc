@@ -435,9 +435,10 @@ void AddSpecFields(Fields& f, const std::string& spec) {
 
 }  // namespace
 
-// A task's next attempt as its st holds it is the only one: nil there is none, and must not be
-// read as its spec's, the schedule time it was made with (a dead or ended task has none). ""
-// is none wherever a task's next is read (a lease blanks it so).
+// A task's next attempt as its state holds it is the only one: none there (nil in st, no field
+// in a hash written a field each) must not be read as its spec's, the schedule time it was made
+// with (a dead or ended task has none). "" is none wherever a task's next is read (a lease
+// blanks it so).
 constexpr std::string_view kNoNext = "";
 
 void UnpackLive(Fields& f) {
@@ -453,7 +454,6 @@ void UnpackLive(Fields& f) {
     }
   }
   if (p != end) throw std::runtime_error("task state holds more values than it has fields");
-  f.try_emplace("next", kNoNext);
 }
 
 void UnpackSpec(Fields& f) {
@@ -470,6 +470,8 @@ Fields FieldsFromFlat(const RedisReply& flat) {
     f[flat.elements[i].str] = flat.elements[i + 1].str;
   }
   UnpackLive(f);
+  // Its state (packed, or a field each as an older Madeira wrote it) has no next: none.
+  if (f.contains("status")) f.try_emplace("next", kNoNext);
   UnpackSpec(f);
   return f;
 }
