@@ -1282,7 +1282,7 @@ elseif mode == 'tasks' then
     i = i + 1 + 2 * n
     local id, q, st, spec = h['id'], h['queue'], h['status'], h['spec']
     if not live_or_ended(id) then
-      redis.call('HSET', qkey(q, 'st'), id, pack_live(h))
+      write_task_at(q, id, h)
       redis.call('HSET', qkey(q, 'spec'), id, spec)
       redis.call('HSET', IDS_KEY, id, q)
       add_queue(q)
