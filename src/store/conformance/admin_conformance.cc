@@ -286,6 +286,19 @@ TEST_P(StoreConformance, DepthsCountTasksPerQueueAndState) {
   EXPECT_EQ(DepthMap(), want);
 }
 
+TEST_P(StoreConformance, DepthsKeepAStateAQueueHasLeftAtZero) {
+  SubmitAll({Spec("a")});
+  ASSERT_TRUE(Ack(LeaseOne().lease_id));
+  // So its gauges read 0 instead of vanishing from /metrics, whichever the store.
+  using Key = std::pair<std::string, TaskStatus>;
+  std::map<Key, int64_t> want{{{"q", TaskStatus::kPending}, 0},
+                              {{"q", TaskStatus::kRunning}, 0},
+                              {{"q", TaskStatus::kSucceeded}, 1}};
+  EXPECT_EQ(DepthMapWithZeros(), want);
+  Reopen();
+  EXPECT_EQ(DepthMapWithZeros(), want);
+}
+
 TEST_P(StoreConformance, SchemasArePutReadAndListed) {
   auto put = [&](std::string type, int version, std::string schema) {
     SchemaRecord r{std::move(type), version, std::move(schema), kT0};

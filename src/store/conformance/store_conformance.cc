@@ -127,12 +127,16 @@ std::vector<std::string> StoreConformance::Promote(Millis now) {
   return Await<std::vector<std::string>>([&](auto done) { store().PromoteDue(now, done); }).value();
 }
 
-std::map<std::pair<std::string, TaskStatus>, int64_t> StoreConformance::DepthMap() {
+std::map<std::pair<std::string, TaskStatus>, int64_t> StoreConformance::DepthMapWithZeros() {
   auto rows = Await<std::vector<DepthRow>>([&](auto done) { store().Depths(done); }).value();
   std::map<std::pair<std::string, TaskStatus>, int64_t> m;
-  for (const DepthRow& r : rows) {
-    if (r.count != 0) m[{r.queue, r.state}] = r.count;
-  }
+  for (const DepthRow& r : rows) m[{r.queue, r.state}] = r.count;
+  return m;
+}
+
+std::map<std::pair<std::string, TaskStatus>, int64_t> StoreConformance::DepthMap() {
+  auto m = DepthMapWithZeros();
+  std::erase_if(m, [](const auto& row) { return row.second == 0; });
   return m;
 }
 

@@ -72,7 +72,9 @@ class StoreConformance : public ::testing::TestWithParam<StoreFactory> {
   Result<core::Task> TryGet(const std::string& task_id);
   std::vector<core::Attempt> AttemptsOf(const std::string& task_id);
   std::vector<std::string> Promote(Millis now);
+  // Depths() as a map, without its zero rows (DepthMap) or with them (DepthMapWithZeros).
   std::map<std::pair<std::string, core::TaskStatus>, int64_t> DepthMap();
+  std::map<std::pair<std::string, core::TaskStatus>, int64_t> DepthMapWithZeros();
 
   static core::RetryDecision FastRetry(Millis due) {
     return {core::TaskStatus::kPending, due, true};

@@ -310,8 +310,9 @@ Result<std::vector<DepthRow>> DepthsReply(const RedisReply& r) {
     const std::string& key = r.elements[i].str;
     size_t tab = key.find('\t');
     if (tab == std::string::npos) continue;
+    // A state the queue has left stays as a zero row, as in the embedded store: its gauge
+    // then reads 0 rather than vanishing.
     int64_t count = std::stoll(r.elements[i + 1].str);
-    if (count == 0) continue;
     rows.push_back({key.substr(0, tab), StatusOf(key.substr(tab + 1)), count});
   }
   return rows;
