@@ -52,9 +52,9 @@ def namespace_for(data_dir):
     return "it_" + digest[:16]
 
 
-def store_args(data_dir):
-    """`serve` flags selecting the store under test for a server on `data_dir`."""
-    if test_store() != "redis-pg":
+def store_args(data_dir, store=None):
+    """`serve` flags selecting `store` (default: the store under test) on `data_dir`."""
+    if (store or test_store()) != "redis-pg":
         return []
     redis, database = service_urls()
     return ["--store", "redis-pg", "--redis-url", redis, "--database-url", database,
@@ -93,11 +93,11 @@ def madeira_bin():
 class Server:
     """One `madeira serve` process; stderr goes to a file so tests can read the logs."""
 
-    def __init__(self, data_dir, log_dir, config=None, args=(), env=None):
+    def __init__(self, data_dir, log_dir, config=None, args=(), env=None, store=None):
         self.data_dir = data_dir
         self.stderr_path = os.path.join(log_dir, "stderr-%s.log" % uuid.uuid4().hex[:8])
         cmd = [madeira_bin(), "serve", "--listen", "127.0.0.1:0", "--data-dir", data_dir]
-        cmd += store_args(data_dir)
+        cmd += store_args(data_dir, store)
         if config is not None:
             cfg_path = os.path.join(log_dir, "config-%s.toml" % uuid.uuid4().hex[:8])
             with open(cfg_path, "w") as f:
@@ -180,12 +180,13 @@ def binary():
 
 @pytest.fixture
 def start_server(binary, tmp_path):
-    """Factory: start_server(data_dir=None, config=None, args=()) -> Server; all killed after."""
+    """Factory: start_server(data_dir=None, config=None, args=(), env=None, store=None) ->
+    Server, on `store` or else the store under test; all killed after."""
     started = []
 
-    def start(data_dir=None, config=None, args=(), env=None):
+    def start(data_dir=None, config=None, args=(), env=None, store=None):
         d = str(data_dir or tmp_path / ("data-%d" % len(started)))
-        s = Server(d, str(tmp_path), config=config, args=args, env=env)
+        s = Server(d, str(tmp_path), config=config, args=args, env=env, store=store)
         started.append(s)
         return s
 
