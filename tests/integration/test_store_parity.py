@@ -276,6 +276,44 @@ def test_both_stores_keep_the_same_over_a_restart(start_server, tmp_path):
     assert_same_answers(*after)
 
 
+# JSON each store must carry through unchanged: integers past 2^53 and at int64's edge, floats
+# at full precision, escapes, NUL and other control characters, characters outside the BMP.
+UNUSUAL = {"big": 12345678901234567890, "min": -9223372036854775808, "tenth": 0.1,
+           "huge": 1e300, "precise": 1.2345678901234567, "esc": "a\"b\\c/d\n\t\u0000e",
+           "ctl": "\u001f\u007f", "text": "h\u00e9llo \u2603 \U0001d11e", "": "",
+           "nested": [[{"a": [None, True, False, -0.5]}]]}
+
+
+def unusual_values(p):
+    """Unusual JSON and names through submit, lease, ack and fail, then read back once ended."""
+    c = p.call
+    for t in ("u1", "u2"):
+        c("submit " + t, "POST", "/v1/tasks", env(
+            t, queue="uq", payload=UNUSUAL, idempotency_key="k-" + t + "-\u00e9~ \u2603"))
+    _, got = c("lease", "POST", "/v1/leases", {"worker_id": "w\u00e9~ \u2603", "queues": ["uq"],
+                                              "max_tasks": 2})
+    held = lease_ids(got)
+    c("ack u1", "POST", "/v1/leases/%s/ack" % held["u1"], {"result": UNUSUAL})
+    c("fail u2", "POST", "/v1/leases/%s/fail" % held["u2"], {
+        "error": {"type": "\u00c9rror", "message": UNUSUAL["esc"] + UNUSUAL["text"],
+                  "stack": UNUSUAL["ctl"] * 100}, "retry": "never"})
+    for t in ("u1", "u2"):
+        c("get " + t, "GET", "/v1/tasks/" + t)
+        c("attempts " + t, "GET", "/v1/tasks/%s/attempts" % t)
+    c("dead", "GET", "/v1/dead?queue=uq")
+    c("replay with it", "POST", "/v1/tasks/u2/replay", {"payload": dict(UNUSUAL, again=True)})
+    c("get u2 replayed", "GET", "/v1/tasks/u2")
+
+
+def test_unusual_values_come_back_the_same_from_both_stores(start_server):
+    sqlite, redis_pg = play_both(start_server, unusual_values)
+    answers = dict((a[0], a[2]) for a in sqlite.answers)
+    assert answers["get u1"]["payload"] == UNUSUAL
+    assert answers["get u1"]["result"] == UNUSUAL
+    assert answers["get u2 replayed"]["payload"] == dict(UNUSUAL, again=True)
+    assert_same_answers(sqlite, redis_pg)
+
+
 def webhooks(receiver):
     def script(p):
         c = p.call
