@@ -8,8 +8,8 @@ ids it generated, endpoint ids and the secrets it generated, durations and its o
 The conformance suite holds each store to the contract's rules; this catches what the rules
 leave unsaid, a field one store fills differently (a dead task's `next_attempt_at`, a queue's
 zero depths on /metrics were two). It needs both stores, so it runs in `make
-integration-redis-pg` only. Nothing here waits out a delay: back-offs are an hour long or
-replaced, and the only waits are bounded polls for webhook deliveries to end.
+integration-redis-pg` only. Back-offs are an hour long or replaced; the waits are bounded polls
+for webhook deliveries to end and for 200 ms leases to expire.
 """
 
 import json
@@ -274,6 +274,46 @@ def test_both_stores_keep_the_same_over_a_restart(start_server, tmp_path):
         assert_same_answers(before, after[-1], (store + " before", store + " after"))
     assert dict((a[0], a[1]) for a in after[0].answers)["get b2"] == 200
     assert_same_answers(*after)
+
+
+def expired_leases(p):
+    """Leases left to expire: a fast retry first, then the back-off tier; stale calls refused."""
+    c = p.call
+    c("submit x", "POST", "/v1/tasks", env("x", queue="xq", max_retries=3, timeout_ms=5000))
+    stale = []
+    for n in (1, 2):
+        _, got = c("lease x %d" % n, "POST", "/v1/leases", {
+            "worker_id": "w1", "queues": ["xq"], "max_tasks": 1, "lease_ms": 200})
+        stale.append(got["leases"][0]["lease_id"] if got["leases"] else "none")
+        wait_attempts(p.api, "x", n)
+        c("get x after expiry %d" % n, "GET", "/v1/tasks/x")
+    c("attempts x", "GET", "/v1/tasks/x/attempts")
+    c("ack stale", "POST", "/v1/leases/%s/ack" % stale[0], {})
+    c("extend stale", "POST", "/v1/leases/%s/extend" % stale[1], {"extend_ms": 100})
+    c("fail stale", "POST", "/v1/leases/%s/fail" % stale[1], {"error": {"type": "E",
+                                                                         "message": "late"}})
+    c("lease x backing off", "POST", "/v1/leases", {"worker_id": "w1", "queues": ["xq"],
+                                                    "max_tasks": 1})
+
+
+def wait_attempts(api, task_id, n, timeout=15.0):
+    """Polls (bounded) until the task has n finished attempts."""
+    deadline = time.monotonic() + timeout
+    while True:
+        attempts = api.get("/v1/tasks/%s/attempts" % task_id).json["attempts"]
+        if len(attempts) >= n and all(a["finished_at"] for a in attempts):
+            return
+        assert time.monotonic() < deadline, "%s has attempts %s" % (task_id, attempts)
+        time.sleep(0.02)
+
+
+def test_expired_leases_end_the_same_on_both_stores(start_server):
+    sqlite, redis_pg = play_both(start_server, expired_leases)
+    answers = dict((a[0], a[2]) for a in sqlite.answers)
+    assert [a["outcome"] for a in answers["attempts x"]["attempts"]] == ["lease_expired"] * 2
+    assert answers["get x after expiry 1"]["status"] == "pending"
+    assert answers["get x after expiry 2"]["status"] == "retrying"
+    assert_same_answers(sqlite, redis_pg)
 
 
 # JSON each store must carry through unchanged: integers past 2^53 and at int64's edge, floats
