@@ -170,7 +170,7 @@ def task_lifecycle(p):
     for t in ("a", "b", "b2", "later", "c", "bad", "f"):
         c("get " + t, "GET", "/v1/tasks/" + t)
 
-    _, got = c("lease job.b v1 only", "POST", "/v1/leases", {
+    c("lease job.b v1 only", "POST", "/v1/leases", {
         "worker_id": "w1", "queues": ["pq"], "task_types": {"job.b": [1]}, "max_tasks": 5})
     _, got = c("lease two", "POST", "/v1/leases", {"worker_id": "w1", "queues": ["pq"],
                                                   "max_tasks": 2, "lease_ms": 60000})
