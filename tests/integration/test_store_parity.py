@@ -19,9 +19,9 @@ import time
 import pytest
 
 import conftest
-from client import Api, rfc3339
+from client import Api, envelope, rfc3339
 from receiver import Receiver, ok, respond
-from webhooks_support import post_event, webhook_config
+from webhooks_support import post_event, wait_deliveries, webhook_config
 
 pytestmark = pytest.mark.skipif(
     conftest.test_store() != "redis-pg",
@@ -58,9 +58,8 @@ class Player:
 
     def call(self, step, method, path, body=None, **kw):
         r = self.api.request(method, path, body=body, **kw)
-        data = r.json if r.body else None
-        self.record(step, r.status, data)
-        return r.status, data
+        self.record(step, r.status, r.json)
+        return r.status, r.json
 
     def record(self, step, status, data):
         self.raw.append((step, status, data))
@@ -137,7 +136,7 @@ def difference(a, b, names, path=""):
 
 def metrics_of(p, step, names, queues):
     """Records the samples of `names` with a queue label in `queues`, or all if queues is None."""
-    text = p.api.get("/metrics").body
+    text = p.api.metrics()
     keep = sorted(line for line in text.splitlines()
                   if line.split("{")[0] in names
                   and (queues is None or any('queue="%s"' % q in line for q in queues)))
@@ -145,10 +144,8 @@ def metrics_of(p, step, names, queues):
 
 
 def env(task_id, queue="pq", **fields):
-    e = {"task_id": task_id, "queue": queue, "task_type": "job.a", "payload_version": 1,
-         "payload": {"id": task_id}}
-    e.update(fields)
-    return e
+    return envelope(queue, **{"task_type": "job.a", "task_id": task_id,
+                              "payload": {"id": task_id}, **fields})
 
 
 def lease_ids(data):
@@ -354,6 +351,9 @@ def test_unusual_values_come_back_the_same_from_both_stores(start_server):
     assert_same_answers(sqlite, redis_pg)
 
 
+SETTLED = ("succeeded", "dead")  # a delivery's ends, which the webhook script waits for
+
+
 def webhooks(receiver):
     def script(p):
         c = p.call
@@ -373,7 +373,7 @@ def webhooks(receiver):
 
         def event(step, ev, **kw):
             r = post_event(p.api, ev, **kw)
-            p.record(step, r.status, r.json if r.body else None)
+            p.record(step, r.status, r.json)
 
         event("paid", {"event_id": "e1", "event_type": "order.paid",
                        "payload": {"order_id": 7}, "trace_id": GIVEN_TRACE})
@@ -385,7 +385,7 @@ def webhooks(receiver):
               secret="wrong")
         event("no id", {"event_type": "order.paid", "payload": {}})
         for e in ("e1", "e2"):
-            wait_settled(p.api, e)
+            wait_deliveries(p.api, e, SETTLED, timeout=15.0)
             _, ev = c("event " + e, "GET", "/v1/events/" + e)
             p.name_deliveries(ev)
             for d in sorted(ev["deliveries"], key=lambda d: p.normalise(d["task_id"])):
@@ -398,7 +398,7 @@ def webhooks(receiver):
                   {"endpoints": [good["id"]]})
         p.name_deliveries(ev)
         c("redeliver to none", "POST", "/v1/events/e1/redeliver", {"endpoints": ["nope"]})
-        wait_settled(p.api, "e1")
+        wait_deliveries(p.api, "e1", SETTLED, timeout=15.0)
         c("event e1 redelivered", "GET", "/v1/events/e1")
         c("disable failing", "PATCH", "/v1/endpoints/" + bad["id"], {"enabled": False})
         c("delete good", "DELETE", "/v1/endpoints/" + good["id"])
@@ -409,17 +409,6 @@ def webhooks(receiver):
         metrics_of(p, "metrics of events and deliveries",
                    {"madeira_events_received_total", "madeira_deliveries_total"}, None)
     return script
-
-
-def wait_settled(api, event_id, timeout=15.0):
-    """Polls (bounded) until every delivery of the event has succeeded or is dead."""
-    deadline = time.monotonic() + timeout
-    while True:
-        ds = api.get("/v1/events/" + event_id).json["deliveries"]
-        if ds and all(d["status"] in ("succeeded", "dead") for d in ds):
-            return
-        assert time.monotonic() < deadline, "deliveries of %s still going: %s" % (event_id, ds)
-        time.sleep(0.02)
 
 
 def test_webhook_answers_are_the_same_on_both_stores(start_server):
