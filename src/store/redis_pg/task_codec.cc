@@ -418,18 +418,22 @@ std::optional<std::string> PackedValue(const char*& p, const char* end, const ch
   return std::string(*text);
 }
 
-// The fields of a packed spec that `f` does not hold itself.
+// The fields of a packed spec that `f` does not hold itself. A spec holds a task's fields,
+// never a packed value ("spec", "st"): a damaged one naming them puts nothing back.
 void AddSpecFields(Fields& f, const std::string& spec) {
+  auto add = [&f](std::string name, std::string_view value) {
+    if (name != "spec" && name != "st") f.try_emplace(std::move(name), value);
+  };
   if (IsJsonSpec(spec)) {
     const boost::json::value all = ParseRecordJson("[" + spec + "]", "packed task spec");
     const boost::json::array& flat = all.get_array();
     for (size_t i = 0; i + 1 < flat.size(); i += 2) {
-      f.try_emplace(RecordValue(flat[i]), RecordValue(flat[i + 1]));
+      add(RecordValue(flat[i]), RecordValue(flat[i + 1]));
     }
     return;
   }
-  ForEachPackedSpecField(spec, [&f](std::string_view name, std::string_view value) {
-    f.try_emplace(std::string(name), value);
+  ForEachPackedSpecField(spec, [&add](std::string_view name, std::string_view value) {
+    add(std::string(name), value);
   });
 }
 

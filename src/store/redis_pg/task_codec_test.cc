@@ -546,6 +546,19 @@ TEST(PackedTask, ASpecAnOlderMadeiraWroteReadsAsTheSameTask) {
   EXPECT_LT(packed.size(), json.size());
 }
 
+// A spec holds a task's fields, never a packed value of its own: a damaged one naming "spec" or
+// "st" (found by the record fuzzer) must not put back what unpacking took out.
+TEST(PackedTask, ASpecNeverPutsBackAPackedValue) {
+  for (const std::string& spec : {Packed().S("spec").S("3").S("st").S("x").S("type").S("t").bytes(),
+                                  std::string(R"("spec","3","st","x","type","t")")}) {
+    Fields f{{"spec", spec}, {"status", "pending"}, {"seq", "1"}};
+    UnpackSpec(f);
+    EXPECT_EQ(f.count("spec"), 0u);
+    EXPECT_EQ(f.count("st"), 0u);
+    EXPECT_EQ(f.at("type"), "t");
+  }
+}
+
 // A damaged reply is an error for the lease that read it (the map's errors), never a read past
 // its end or a task made up.
 TEST(PackedTask, ALeasedTaskThatCannotBeReadSaysSo) {
